@@ -1,0 +1,53 @@
+"""Types of the LLM layer that its callers (judges, generators, rerankers) depend on.
+
+A call never raises for a provider failure: it returns an ``LLMResult`` whose ``error`` names
+the failure kind. Callers map ``error.kind`` onto their own typed status
+(``JudgeStatus`` values use the same names).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragjudge.schema import TokenUsage
+
+ErrorKind = Literal[
+    "rate_limited", "timeout", "provider_error", "parse_error", "refused", "context_too_long"
+]
+
+T = TypeVar("T")
+
+
+class LLMError(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: ErrorKind
+    message: str
+
+
+class LLMResult(BaseModel, Generic[T]):
+    """Outcome of one logical call (all its attempts and at most one repair call)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    value: T | None = None
+    """The validated object (structured calls) or the text (plain chat calls)."""
+    texts: list[str] = Field(default_factory=list)
+    """Every returned choice's raw text (``n`` > 1 gives several)."""
+    error: LLMError | None = None
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    attempts: int = 0
+    cached: bool = False
+    model: str = ""
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and self.value is not None
+
+
+TEMPLATE_HEADER = "X-Ragjudge-Template"
+"""HTTP header carrying ``name@version`` of the prompt template; endpoints ignore it, the local
+test server uses it to choose a scripted responder."""
