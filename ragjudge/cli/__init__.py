@@ -16,6 +16,7 @@ from ragjudge.errors import RagjudgeError
 
 from . import (
     agree_cmd,
+    fit_cmd,
     judge_cmd,
     llm_cmd,
     metrics_cmd,
@@ -38,6 +39,7 @@ for _module in (
     retrieval_cmd,
     llm_cmd,
     judge_cmd,
+    fit_cmd,
     sweep_cmd,
     agree_cmd,
     report_cmd,
