@@ -1,0 +1,96 @@
+"""The queries that moved most between two runs, with their evidence.
+
+For every compared (metric, k) the per-query change is ``current - baseline``; the movers are
+the largest drops (and, separately, the largest gains), taken from the flagged metrics when any
+metric was flagged, else from all. Each mover carries the claims that flipped from supported to
+unsupported (judge metrics with claim evidence) and the relevant documents that left the top k.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from ragjudge.report.compare import Comparison
+from ragjudge.report.runscores import RunScores, context_key, result_key
+
+
+class Mover(BaseModel):
+    case_id: str
+    question: str
+    metric: str
+    k: int
+    baseline: float
+    current: float
+    delta: float
+    claims_lost: list[str] = Field(default_factory=list)
+    """Claims supported in the baseline and no longer supported now."""
+    claims_gained: list[str] = Field(default_factory=list)
+    left_top_k: list[str] = Field(default_factory=list)
+    """Relevant documents in the baseline's top k that are not in the current top k."""
+    entered_top_k: list[str] = Field(default_factory=list)
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _supported(run: RunScores, metric: str, k: int, case_id: str) -> set[str] | None:
+    r = run.results.get(result_key(metric, k, case_id))
+    if r is None or not (r.evidence.claims or r.evidence.key_points):
+        return None
+    claims = r.evidence.claims or r.evidence.key_points
+    return {_norm(c.claim) for c in claims if c.verdict == "supported"}
+
+
+def _claim_text(run: RunScores, metric: str, k: int, case_id: str) -> dict[str, str]:
+    r = run.results.get(result_key(metric, k, case_id))
+    if r is None:
+        return {}
+    return {_norm(c.claim): c.claim for c in (r.evidence.claims or r.evidence.key_points)}
+
+
+def top_movers(
+    current: RunScores, baseline: RunScores, comparison: Comparison, *, n: int = 10
+) -> tuple[list[Mover], list[Mover]]:
+    """The ``n`` largest per-query drops and the ``n`` largest gains."""
+    flagged = [m for m in comparison.metrics if m.flagged]
+    pool = flagged or comparison.metrics
+    cur_by, base_by = current.by_key(), baseline.by_key()
+    moves: list[Mover] = []
+    for m in pool:
+        cur, base = cur_by[(m.metric, m.k)].values, base_by[(m.metric, m.k)].values
+        for case_id in set(cur) & set(base):
+            c, b = cur[case_id], base[case_id]
+            if c is None or b is None or c == b:
+                continue
+            moves.append(_mover(current, baseline, m.metric, m.k, case_id, b, c))
+    drops = sorted((x for x in moves if x.delta < 0), key=lambda x: (x.delta, x.case_id))
+    gains = sorted((x for x in moves if x.delta > 0), key=lambda x: (-x.delta, x.case_id))
+    return drops[:n], gains[:n]
+
+
+def _mover(
+    current: RunScores, baseline: RunScores, metric: str, k: int, case_id: str, b: float, c: float
+) -> Mover:
+    mover = Mover(
+        case_id=case_id,
+        question=current.questions.get(case_id) or baseline.questions.get(case_id, ""),
+        metric=metric,
+        k=k,
+        baseline=b,
+        current=c,
+        delta=c - b,
+    )
+    was, now = _supported(baseline, metric, k, case_id), _supported(current, metric, k, case_id)
+    if was is not None and now is not None:
+        texts = {**_claim_text(current, metric, k, case_id)}
+        texts.update(_claim_text(baseline, metric, k, case_id))
+        mover.claims_lost = sorted(texts[x] for x in was - now)
+        mover.claims_gained = sorted(texts[x] for x in now - was)
+    before = baseline.contexts.get(context_key(case_id, k))
+    after = current.contexts.get(context_key(case_id, k))
+    if before is not None and after is not None:
+        relevant = current.relevant.get(case_id) or baseline.relevant.get(case_id) or {}
+        mover.left_top_k = [d for d in before if d not in after and relevant.get(d, 0) > 0]
+        mover.entered_top_k = [d for d in after if d not in before and relevant.get(d, 0) > 0]
+    return mover

@@ -1,0 +1,79 @@
+import json
+
+import numpy as np
+
+from ragjudge.report.build import build_report, render_json, render_markdown, write_report
+from ragjudge.report.runscores import MetricSeries, RunScores, context_key, result_key
+from ragjudge.schema import ClaimVerdict, Evidence, JudgeResult, JudgeStatus
+
+EVIL = '<script>alert("x")</script> | pipe'
+
+
+def _result(case, score, supported):
+    claims = [
+        ClaimVerdict(
+            claim="The tower is 40 m tall.", verdict="supported" if supported else "unsupported"
+        ),
+        ClaimVerdict(claim=EVIL, verdict="supported"),
+    ]
+    return JudgeResult(
+        judge="faithfulness",
+        judge_version="1",
+        backend="offline",
+        item_id=f"{case}@k5",
+        score=score,
+        status=JudgeStatus.ok,
+        evidence=Evidence(claims=claims),
+    )
+
+
+def _runs():
+    rng = np.random.default_rng(3)
+    base = rng.uniform(0.6, 1.0, 30)
+    cur = base.copy()
+    cur[:15] -= 0.5
+    runs = []
+    for run_id, vals in (("base", base), ("cur", cur)):
+        values = {f"q{i}": float(max(v, 0.0)) for i, v in enumerate(vals)}
+        r = RunScores(
+            run_id=run_id,
+            series=[
+                MetricSeries(metric="faithfulness", k=5, kind="judge", values=values, version="1")
+            ],
+            questions={f"q{i}": f"Question {i} {EVIL}" for i in range(30)},
+            relevant={"q0": {"d1": 2}},
+        )
+        for i in range(30):
+            r.results[result_key("faithfulness", 5, f"q{i}")] = _result(
+                f"q{i}", values[f"q{i}"], supported=(run_id == "base" or i >= 15)
+            )
+        r.contexts[context_key("q0", 5)] = ["d1", "d2"] if run_id == "base" else ["d3", "d2"]
+        runs.append(r)
+    return runs
+
+
+def test_report_flags_drop_and_carries_evidence(tmp_path):
+    base, cur = _runs()
+    report = build_report(cur, base)
+    assert report.verdict == "regressed"
+    worst = report.drops[0]
+    assert worst.delta < 0 and worst.claims_lost == ["The tower is 40 m tall."]
+    q0 = next(d for d in report.drops if d.case_id == "q0")
+    assert q0.left_top_k == ["d1"]
+    paths = write_report(report, tmp_path, ["md", "html", "json"])
+    html = paths["html"].read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+    assert html.count('src="data:image/png;base64,') == 2
+    md = paths["md"].read_text()
+    assert "<script>" not in md and "\\| pipe" in md
+    assert "REGRESSED" in md and (tmp_path / "effects.png").stat().st_size > 1000
+    data = json.loads(paths["json"].read_text())
+    assert data["verdict"] == "regressed" and data["schema_version"] == 1
+    assert render_json(report) == paths["json"].read_text()
+
+
+def test_no_regression_renders_clean_verdict():
+    base, _ = _runs()
+    report = build_report(base, base)
+    assert report.verdict == "ok"
+    assert "no regression" in render_markdown(report)
