@@ -114,6 +114,7 @@ def _env() -> Environment:
         lstrip_blocks=True,
     )
     env.filters["num"] = lambda x, d=3: "–" if x is None else f"{x:.{d}f}"
+    env.filters["pval"] = lambda x: "–" if x is None else f"{x:.2g}"
     env.filters["signed"] = lambda x: "–" if x is None else f"{x:+.3f}"
     env.filters["pct"] = lambda x: "–" if x is None else f"{x:.0%}"
     env.filters["md"] = _md_escape
