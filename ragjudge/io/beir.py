@@ -1,0 +1,82 @@
+"""BEIR folders (``corpus.jsonl``, ``queries.jsonl``, ``qrels/<split>.tsv``) as ``TestSet``s.
+
+``load_beir`` reads a public BEIR collection: queries without judgments in the split are
+dropped and documents with an empty text skipped (one counted warning each).
+``load_testset`` reads ragjudge's own test sets (the format of ``datasets/demo/``): the same
+folder layout, where a query row may also carry ``"reference"`` (a string or null) and
+``"metadata"``; every query is kept, and one without judgments is an unanswerable question.
+Empty document texts are errors there.
+
+In both, qrels naming a query or a document that the folder does not have are dropped with a
+counted warning, so every ``TestCase.relevant`` id is a document of the set.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragjudge.errors import DataError
+from ragjudge.schema import Qrels, TestCase, TestSet
+
+from .diagnostics import warn_counted
+from .documents import load_cases, load_documents
+from .trec import read_trec_qrels
+
+
+def _folder_file(folder: Path, *names: str) -> Path:
+    for name in names:
+        for candidate in (folder / name, folder / f"{name}.gz"):
+            if candidate.is_file():
+                return candidate
+    raise DataError(f"missing {names[0]} in the folder", path=folder)
+
+
+def _load(folder: str | Path, split: str, *, keep_unjudged: bool, skip_empty: bool) -> TestSet:
+    root = Path(folder)
+    if not root.is_dir():
+        raise DataError("folder not found", path=root)
+    corpus = _folder_file(root, "corpus.jsonl")
+    queries_path = _folder_file(root, "queries.jsonl")
+    qrels_path = _folder_file(root, f"qrels/{split}.tsv", f"qrels/{split}.trec")
+    documents = load_documents(corpus, skip_empty=skip_empty)
+    queries = load_cases(queries_path, id_field="_id", question_field="text", relevant_field=None)
+    qrels = read_trec_qrels(qrels_path)
+    doc_ids = {d.id for d in documents}
+    query_ids = {q.id for q in queries}
+    unknown_q = [q for q in qrels if q not in query_ids]
+    unknown_d = sorted({d for docs in qrels.values() for d in docs if d not in doc_ids})
+    warn_counted(
+        "qrels queries are not in queries.jsonl and were dropped", unknown_q, path=qrels_path
+    )
+    warn_counted(
+        "qrels documents are not in corpus.jsonl and were dropped", unknown_d, path=qrels_path
+    )
+    clean: Qrels = {
+        q: {d: g for d, g in docs.items() if d in doc_ids}
+        for q, docs in qrels.items()
+        if q in query_ids
+    }
+    cases: list[TestCase] = []
+    unjudged: list[str] = []
+    for case in queries:
+        judged = clean.get(case.id)
+        if not judged and not keep_unjudged:
+            unjudged.append(case.id)
+            continue
+        cases.append(case.model_copy(update={"relevant": {**case.relevant, **(judged or {})}}))
+    warn_counted(
+        f"queries have no judgments in split {split!r} and were dropped",
+        unjudged,
+        path=queries_path,
+    )
+    return TestSet(name=root.resolve().name, documents=documents, cases=cases)
+
+
+def load_beir(folder: str | Path, split: str = "test") -> TestSet:
+    """A BEIR collection: only the queries judged in ``split``."""
+    return _load(folder, split, keep_unjudged=False, skip_empty=True)
+
+
+def load_testset(folder: str | Path, split: str = "test") -> TestSet:
+    """A ragjudge test set folder: every query, with its reference answer and metadata."""
+    return _load(folder, split, keep_unjudged=True, skip_empty=False)

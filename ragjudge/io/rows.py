@@ -1,0 +1,183 @@
+"""Reading rows from JSONL, JSON and CSV/TSV files, each row located by file and line.
+
+Every reader yields ``(line, row)`` with 1-based physical line numbers (for CSV, the line on
+which the record starts; for a JSON array, the item's 1-based position). Missing files,
+undecodable bytes, malformed JSON and ragged CSV rows raise ``DataError`` naming file and line.
+Files ending in ``.gz`` are decompressed transparently.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+from ragjudge.errors import DataError
+
+Row = dict[str, Any]
+
+JSONL_SUFFIXES = {".jsonl", ".ndjson"}
+CSV_SUFFIXES = {".csv", ".tsv"}
+
+
+def existing_file(path: str | Path) -> Path:
+    """``path`` as a Path, or a ``DataError`` when it is missing or not a file."""
+    p = Path(path)
+    if not p.exists():
+        raise DataError("file not found", path=p)
+    if not p.is_file():
+        raise DataError("not a file", path=p)
+    return p
+
+
+def open_text(path: Path) -> IO[str]:
+    """Open a UTF-8 (optionally BOM-prefixed, optionally gzipped) text file."""
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8-sig", newline="")
+    return path.open(encoding="utf-8-sig", newline="")
+
+
+def file_format(path: Path) -> str:
+    """``"jsonl"``, ``"json"``, ``"csv"`` or ``"tsv"`` from the suffix (before any ``.gz``)."""
+    suffix = Path(path.name.removesuffix(".gz")).suffix.lower()
+    if suffix in JSONL_SUFFIXES:
+        return "jsonl"
+    if suffix == ".json":
+        return "json"
+    if suffix in CSV_SUFFIXES:
+        return suffix[1:]
+    raise DataError(
+        f"unknown file type {suffix or '(none)'!r}: expected .jsonl, .ndjson, .json, .csv or .tsv",
+        path=path,
+    )
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Physical lines without their line ending; decoding errors name the line."""
+    with open_text(path) as fh:
+        line_no = 0
+        try:
+            for line_no, raw in enumerate(fh, start=1):
+                yield line_no, raw.rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"not valid UTF-8 ({exc.reason})", path=path, line=line_no + 1) from exc
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Row]]:
+    for line_no, text in iter_lines(path):
+        if not text.strip():
+            continue
+        try:
+            row = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=line_no
+            ) from exc
+        if not isinstance(row, dict):
+            raise DataError(
+                f"expected a JSON object, got {type(row).__name__}", path=path, line=line_no
+            )
+        yield line_no, row
+
+
+def iter_json_array(path: Path) -> Iterator[tuple[int, Row]]:
+    try:
+        with open_text(path) as fh:
+            data = json.load(fh)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"not valid UTF-8 ({exc.reason})", path=path) from exc
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"malformed JSON: {exc.msg} (column {exc.colno})", path=path, line=exc.lineno
+        ) from exc
+    if not isinstance(data, list):
+        raise DataError("expected a JSON array of objects (or use .jsonl)", path=path)
+    for i, row in enumerate(data, start=1):
+        if not isinstance(row, dict):
+            raise DataError(
+                f"item {i}: expected a JSON object, got {type(row).__name__}", path=path
+            )
+        yield i, row
+
+
+def iter_csv(path: Path, *, delimiter: str = ",") -> Iterator[tuple[int, Row]]:
+    with open_text(path) as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        try:
+            header = next(reader, None)
+            if header is None:
+                return
+            header = [h.strip() for h in header]
+            dupes = sorted({h for h in header if header.count(h) > 1})
+            if dupes:
+                raise DataError(f"header repeats column(s) {dupes}", path=path, line=1)
+            start = reader.line_num + 1
+            for values in reader:
+                line_no, start = start, reader.line_num + 1
+                if not values or (len(values) == 1 and not values[0].strip()):
+                    continue
+                if len(values) != len(header):
+                    raise DataError(
+                        f"row has {len(values)} fields, the header has {len(header)}",
+                        path=path,
+                        line=line_no,
+                    )
+                yield line_no, dict(zip(header, values, strict=True))
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"not valid UTF-8 ({exc.reason})", path=path, line=reader.line_num + 1
+            ) from exc
+        except csv.Error as exc:
+            raise DataError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from exc
+
+
+def iter_rows(path: str | Path) -> Iterator[tuple[int, Row]]:
+    """Rows of a JSONL, JSON-array, CSV or TSV file (chosen by suffix)."""
+    p = existing_file(path)
+    fmt = file_format(p)
+    if fmt == "jsonl":
+        yield from iter_jsonl(p)
+    elif fmt == "json":
+        yield from iter_json_array(p)
+    else:
+        yield from iter_csv(p, delimiter="\t" if fmt == "tsv" else ",")
+
+
+def pick_field(
+    row: Row,
+    explicit: str | None,
+    candidates: Sequence[str],
+    *,
+    role: str,
+    path: Path,
+    line: int,
+    required: bool = True,
+) -> str | None:
+    """The column holding ``role``: ``explicit`` if given (must exist), else the first candidate.
+
+    A missing explicit field or (when ``required``) no candidate at all is a ``DataError`` that
+    lists the fields the row has.
+    """
+    if explicit is not None:
+        if explicit not in row:
+            raise DataError(
+                f"no field {explicit!r} for the {role} (row has {sorted(row)})",
+                path=path,
+                line=line,
+            )
+        return explicit
+    for name in candidates:
+        if name in row:
+            return name
+    if required:
+        raise DataError(
+            f"no {role} field: looked for {list(candidates)}, row has {sorted(row)}; "
+            f"name it with the {role}_field option",
+            path=path,
+            line=line,
+        )
+    return None

@@ -1,0 +1,337 @@
+"""Vectorised evaluation of all retrieval metrics over all queries at once.
+
+Conventions (those of trec_eval, so that ``P_k``, ``recall_k``, ``recip_rank``, ``map``,
+``map_cut_k``, ``ndcg_cut_k`` and ``Rprec`` equal pytrec_eval's per query):
+
+- The evaluated queries are the queries of the qrels. A judged query without a ranking (or with
+  an empty one) scores 0 on every metric; run queries that are not in the qrels are ignored.
+  Both are reported with a counted ``DataWarning`` and counted in the report.
+- A ``Run`` is ordered as trec_eval orders it: score descending, ties by document id
+  descending. ``evaluate_rankings`` keeps the rankings' own order exactly.
+- Unjudged documents have grade 0. Binary metrics count grade >= ``relevance_threshold``
+  (trec_eval's ``relevance_level``, default 1); R is the number of judged documents at or above
+  it. NDCG uses the grades as gains (grades <= 0 gain nothing).
+
+The per-query functions in the sibling modules state each formula; this module computes the
+same values with numpy over flat arrays (one entry per retrieved document) and, for the
+cut-off metrics, over a (queries x max k) matrix whose rows are summed left to right, so the
+summation order is trec_eval's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ragjudge.errors import ConfigError, DataError
+from ragjudge.io.diagnostics import warn_counted
+from ragjudge.schema import Qrels, Ranking, Run
+
+from .report import MetricsReport, bootstrap_columns
+
+DEFAULT_KS = (1, 3, 5, 10, 20, 100)
+CUTOFF_FAMILIES = ("precision", "recall", "f1", "hit_rate", "mrr", "map", "ndcg", "ndcg_linear")
+UNCUT_FAMILIES = ("mrr", "map")
+
+
+def metric_keys(ks: Sequence[int]) -> list[str]:
+    """Report keys in display order: each family uncut (mrr, map) then @k, then r_precision."""
+    keys: list[str] = []
+    for family in CUTOFF_FAMILIES:
+        if family in UNCUT_FAMILIES:
+            keys.append(family)
+        keys.extend(f"{family}@{k}" for k in ks)
+    keys.append("r_precision")
+    return keys
+
+
+def check_ks(ks: Iterable[int]) -> list[int]:
+    out = sorted(set(ks))
+    if not out or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in out):
+        raise ConfigError(f"cut-offs must be positive integers, got {list(ks)!r}")
+    return out
+
+
+def check_threshold(threshold: int) -> int:
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 1:
+        raise ConfigError(
+            f"relevance threshold must be an integer >= 1 (unjudged documents have grade 0), "
+            f"got {threshold!r}"
+        )
+    return threshold
+
+
+@dataclass
+class _Judged:
+    """The qrels of the evaluated queries as flat arrays."""
+
+    qids: list[str]
+    code: dict[str, int]
+    keys: np.ndarray  # sorted query_pos * n_codes + doc_code
+    grades: np.ndarray  # grade of each key
+    n_codes: int
+
+
+def _judged(qrels: Qrels, qids: list[str], code: dict[str, int]) -> _Judged:
+    n_codes = len(code)
+    keys = np.fromiter(
+        (i * n_codes + code[d] for i, q in enumerate(qids) for d in qrels[q]), dtype=np.int64
+    )
+    grades = np.fromiter((g for q in qids for g in qrels[q].values()), dtype=np.int64)
+    order = np.argsort(keys, kind="stable")
+    return _Judged(qids, code, keys[order], grades[order], n_codes)
+
+
+def _lookup(judged: _Judged, qpos: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """Grade of each (query, document) pair; 0 when unjudged."""
+    keys = qpos * judged.n_codes + codes
+    if judged.keys.size == 0:
+        return np.zeros(keys.size, dtype=np.int64)
+    idx = np.clip(np.searchsorted(judged.keys, keys), 0, judged.keys.size - 1)
+    return np.where(judged.keys[idx] == keys, judged.grades[idx], 0)
+
+
+def _padded_cumsum(
+    values: np.ndarray, qpos: np.ndarray, pos: np.ndarray, shape: tuple[int, int]
+) -> np.ndarray:
+    """Row-wise running sums of ``values`` placed at (qpos, pos), for pos < shape[1]."""
+    mat = np.zeros(shape)
+    keep = pos < shape[1]
+    mat[qpos[keep], pos[keep]] = values[keep]
+    return np.cumsum(mat, axis=1)
+
+
+def _at(cum: np.ndarray, k: int) -> np.ndarray:
+    """Column k-1 of row-wise running sums (the last column when k exceeds the width)."""
+    if cum.shape[1] == 0:
+        return np.zeros(cum.shape[0])
+    return cum[:, min(k, cum.shape[1]) - 1]
+
+
+def _compute(
+    qrels: Qrels,
+    qids: list[str],
+    judged: _Judged,
+    grades: np.ndarray,
+    lengths: np.ndarray,
+    ks: list[int],
+    threshold: int,
+) -> np.ndarray:
+    """The (queries x metric_keys(ks)) matrix for ranked grades laid out query after query."""
+    nq = len(qids)
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    qpos = np.repeat(np.arange(nq), lengths)
+    pos = np.arange(grades.size) - np.repeat(starts, lengths)
+    rel = grades >= threshold
+
+    n_rel = np.array(
+        [sum(1 for g in qrels[q].values() if g >= threshold) for q in qids], dtype=float
+    )
+    safe_r = np.where(n_rel > 0, n_rel, 1.0)
+
+    # Ideal ordering of the judged grades (for IDCG), laid out the same way.
+    ideal = [sorted((g for g in qrels[q].values() if g > 0), reverse=True) for q in qids]
+    ideal_len = np.array([len(x) for x in ideal], dtype=np.int64)
+    ideal_grades = np.fromiter(
+        (g for x in ideal for g in x), dtype=float, count=int(ideal_len.sum())
+    )
+    ideal_q = np.repeat(np.arange(nq), ideal_len)
+    ideal_pos = np.arange(ideal_grades.size) - np.repeat(
+        np.concatenate(([0], np.cumsum(ideal_len)[:-1])).astype(np.int64), ideal_len
+    )
+
+    width = min(max(ks), int(max(lengths.max(initial=0), ideal_len.max(initial=0))))
+    shape = (nq, width)
+    hits = _padded_cumsum(rel.astype(float), qpos, pos, shape)
+    disc = 1.0 / np.log2(pos + 2.0)
+    ideal_disc = 1.0 / np.log2(ideal_pos + 2.0)
+    lin = np.maximum(grades, 0).astype(float)
+    dcg = {
+        "ndcg_linear": _padded_cumsum(lin * disc, qpos, pos, shape),
+        "ndcg": _padded_cumsum((np.exp2(lin) - 1.0) * disc, qpos, pos, shape),
+    }
+    idcg = {
+        "ndcg_linear": _padded_cumsum(ideal_grades * ideal_disc, ideal_q, ideal_pos, shape),
+        "ndcg": _padded_cumsum(
+            (np.exp2(ideal_grades) - 1.0) * ideal_disc, ideal_q, ideal_pos, shape
+        ),
+    }
+
+    # Reciprocal rank and average precision from the relevant retrieved documents.
+    rel_idx = np.flatnonzero(rel)
+    rel_q, rel_pos = qpos[rel_idx], pos[rel_idx]
+    # Running count of relevant documents within each query at each relevant document.
+    cs = np.cumsum(rel)
+    base = np.concatenate(([0], cs))[starts]
+    rank_among_rel: np.ndarray = cs[rel_idx] - base[rel_q]
+    prec_at_rel = rank_among_rel / (rel_pos + 1.0)
+    first_q, first_at = np.unique(rel_q, return_index=True)
+    first_pos = np.full(nq, np.iinfo(np.int64).max)
+    first_pos[first_q] = rel_pos[first_at]
+    rr = np.where(first_pos < np.iinfo(np.int64).max, 1.0 / (first_pos + 1.0), 0.0)
+
+    def ap(mask: np.ndarray | None) -> np.ndarray:
+        q, w = (rel_q, prec_at_rel) if mask is None else (rel_q[mask], prec_at_rel[mask])
+        return np.where(n_rel > 0, np.bincount(q, weights=w, minlength=nq) / safe_r, 0.0)
+
+    columns: dict[str, np.ndarray] = {"mrr": rr, "map": ap(None)}
+    for k in ks:
+        h = _at(hits, k)
+        p = h / k
+        r = np.where(n_rel > 0, h / safe_r, 0.0)
+        columns[f"precision@{k}"] = p
+        columns[f"recall@{k}"] = r
+        columns[f"f1@{k}"] = np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1.0), 0.0)
+        columns[f"hit_rate@{k}"] = (h > 0).astype(float)
+        columns[f"mrr@{k}"] = np.where(first_pos < k, rr, 0.0)
+        columns[f"map@{k}"] = ap(rel_pos < k)
+        for family in ("ndcg", "ndcg_linear"):
+            num, den = _at(dcg[family], k), _at(idcg[family], k)
+            columns[f"{family}@{k}"] = np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+    # R-precision: relevant documents in the top R, over R.
+    depth = np.minimum(n_rel.astype(np.int64), lengths)
+    cs_pad = np.concatenate(([0], cs))
+    in_top_r = cs_pad[starts + depth] - cs_pad[starts]
+    columns["r_precision"] = np.where(n_rel > 0, in_top_r / safe_r, 0.0)
+
+    keys = metric_keys(ks)
+    return np.column_stack([columns[k] for k in keys]) if nq else np.zeros((0, len(keys)))
+
+
+def _judged_qids(
+    qrels: Qrels, run_qids: Iterable[str], threshold: int
+) -> tuple[list[str], int, int]:
+    """The evaluated queries (the qrels' order), warning about the ones that need a word."""
+    qids = list(qrels)
+    run_set = set(run_qids)
+    ignored = [q for q in run_set if q not in qrels]
+    missing = [q for q in qids if q not in run_set]
+    no_rel = [q for q in qids if not any(g >= threshold for g in qrels[q].values())]
+    warn_counted("run queries are not in the qrels and were ignored", sorted(ignored))
+    warn_counted("judged queries have no ranking and score 0", missing)
+    warn_counted(f"judged queries have no document of grade >= {threshold} and score 0", no_rel)
+    return qids, len(missing), len(ignored)
+
+
+def _report(
+    matrix: np.ndarray,
+    qids: list[str],
+    ks: list[int],
+    threshold: int,
+    missing: int,
+    ignored: int,
+    ci: bool,
+    seed: int,
+) -> MetricsReport:
+    keys = metric_keys(ks)
+    if not qids:
+        raise DataError("no judged queries to evaluate: the qrels are empty")
+    means = matrix.mean(axis=0)
+    intervals = (
+        bootstrap_columns(matrix, seed=seed) if ci else [(float(m), float(m)) for m in means]
+    )
+    rows = matrix.tolist()
+    return MetricsReport(
+        mean={k: float(v) for k, v in zip(keys, means, strict=True)},
+        ci=dict(zip(keys, intervals, strict=True)),
+        per_query={q: dict(zip(keys, row, strict=True)) for q, row in zip(qids, rows, strict=True)},
+        n_queries=len(qids),
+        ks=ks,
+        relevance_threshold=threshold,
+        queries_without_ranking=missing,
+        ignored_run_queries=ignored,
+    )
+
+
+def evaluate_run(
+    qrels: Qrels,
+    run: Run,
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    relevance_threshold: int = 1,
+    ci: bool = True,
+    seed: int = 0,
+) -> MetricsReport:
+    """All metrics for a TREC-style run (scores), ordered as trec_eval orders it.
+
+    ``ci=False`` skips the bootstrap and reports zero-width intervals at the mean.
+    """
+    ks_ = check_ks(ks)
+    threshold = check_threshold(relevance_threshold)
+    qids, missing, ignored = _judged_qids(qrels, run, threshold)
+    lengths = np.zeros(len(qids), dtype=np.int64)
+    ids: list[str] = []
+    scores: list[float] = []
+    for i, q in enumerate(qids):
+        docs = run.get(q)
+        if docs:
+            ids.extend(docs)
+            scores.extend(docs.values())
+            lengths[i] = len(docs)
+    # Codes in lexicographic order, so that ordering by code is ordering by id (as strcmp).
+    vocab = sorted(set(ids).union(*(qrels[q] for q in qids)))
+    code = dict(zip(vocab, range(len(vocab)), strict=True))
+    codes = np.fromiter(map(code.__getitem__, ids), dtype=np.int64, count=len(ids))
+    score_arr = np.asarray(scores, dtype=float)
+    if not np.isfinite(score_arr).all():
+        raise DataError("the run has a non-finite score (NaN or infinity)")
+    qpos = np.repeat(np.arange(len(qids)), lengths)
+    order = np.lexsort((-codes, -score_arr, qpos))
+    judged = _judged(qrels, qids, code)
+    grades = _lookup(judged, qpos, codes[order])
+    matrix = _compute(qrels, qids, judged, grades, lengths, ks_, threshold)
+    return _report(matrix, qids, ks_, threshold, missing, ignored, ci, seed)
+
+
+def evaluate_rankings(
+    qrels: Qrels,
+    rankings: Mapping[str, Ranking],
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    relevance_threshold: int = 1,
+    ci: bool = True,
+    seed: int = 0,
+) -> MetricsReport:
+    """All metrics for rankings keyed by query id, in exactly the order given (scores unused)."""
+    ks_ = check_ks(ks)
+    threshold = check_threshold(relevance_threshold)
+    qids, missing, ignored = _judged_qids(qrels, rankings, threshold)
+    lengths = np.zeros(len(qids), dtype=np.int64)
+    ids: list[str] = []
+    for i, q in enumerate(qids):
+        ranking = rankings.get(q)
+        if ranking is None:
+            continue
+        doc_ids = ranking.doc_ids
+        if len(set(doc_ids)) != len(doc_ids):
+            dup = next(d for d in doc_ids if doc_ids.count(d) > 1)
+            raise DataError(f"the ranking of query {q!r} lists document {dup!r} more than once")
+        ids.extend(doc_ids)
+        lengths[i] = len(doc_ids)
+    vocab = set(ids).union(*(qrels[q] for q in qids))
+    code = dict(zip(vocab, range(len(vocab)), strict=True))
+    codes = np.fromiter(map(code.__getitem__, ids), dtype=np.int64, count=len(ids))
+    qpos = np.repeat(np.arange(len(qids)), lengths)
+    judged = _judged(qrels, qids, code)
+    grades = _lookup(judged, qpos, codes)
+    matrix = _compute(qrels, qids, judged, grades, lengths, ks_, threshold)
+    return _report(matrix, qids, ks_, threshold, missing, ignored, ci, seed)
+
+
+def rankings_to_run(rankings: Mapping[str, Ranking] | Iterable[Ranking]) -> Run:
+    """Rankings as a Run (query -> document -> score). Order then follows the scores only."""
+    items = rankings.values() if isinstance(rankings, Mapping) else rankings
+    run: Run = {}
+    for r in items:
+        scores: dict[str, float] = {}
+        for d in r.docs:
+            if d.doc_id in scores:
+                raise DataError(
+                    f"the ranking of query {r.query_id!r} lists document {d.doc_id!r} twice"
+                )
+            scores[d.doc_id] = d.score
+        run[r.query_id] = scores
+    return run
