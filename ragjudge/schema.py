@@ -152,6 +152,8 @@ class Answer(Frozen):
     generator: str
     prompt: PromptRef | None = None
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    error: str | None = None
+    """Why generation failed (then ``text`` is empty); None for a generated answer."""
 
 
 # ----------------------------------------------------------------------------- judging

@@ -1,10 +1,163 @@
-"""Commands of this area (filled in by its issue)."""
+"""``ragjudge judge`` (score question/answer/contexts rows) and ``ragjudge generate`` (retrieve
+top-k contexts for a test set and answer them, producing such rows)."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
 import typer
+
+from ragjudge.errors import ConfigError
+
+DEFAULT_JUDGES = "faithfulness,answer_relevancy,completeness,context_recall,context_precision"
+BACKENDS = ("offline", "llm", "ragas")
+
+
+def default_backend() -> str:
+    """``llm`` when an endpoint is configured (``OPENAI_BASE_URL`` / ``RAGJUDGE_BASE_URL``),
+    else ``offline``."""
+    from ragjudge.llm.settings import LLMSettings
+
+    return "llm" if LLMSettings.configured() else "offline"
+
+
+def build_judges(names: list[str], backend: str, concurrency: int) -> list[Any]:
+    """The named judges of ``backend``; LLM-backed ones share one client."""
+    from ragjudge.judges.registry import create_judge
+
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown backend {backend!r}; use one of: {', '.join(BACKENDS)}")
+    options: dict[str, Any] = {}
+    if backend in ("llm", "ragas"):
+        from ragjudge.judges.llm.base import default_client
+
+        options["client"] = default_client(max_concurrency=concurrency)
+    return [create_judge(name, backend, **options) for name in names]
+
+
+def parse_names(judges: str) -> list[str]:
+    names = [n.strip() for n in judges.split(",") if n.strip()]
+    if not names:
+        raise ConfigError("--judges names no judge")
+    if len(set(names)) != len(names):
+        raise ConfigError(f"--judges repeats a name: {judges}")
+    return names
+
+
+def summary_table(aggregates: dict[str, Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="judges: mean ± 95% CI (scored / total)")
+    for col in ("judge", "mean", "95% CI", "scored / total", "statuses"):
+        table.add_column(col)
+    for name, agg in aggregates.items():
+        if agg.mean is None:
+            mean, ci = "—", "—"
+        else:
+            mean = f"{agg.mean:.3f}"
+            ci = f"± {(agg.ci_high - agg.ci_low) / 2:.3f} [{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
+        statuses = ", ".join(f"{k} {v}" for k, v in sorted(agg.status_counts.items()))
+        table.add_row(name, mean, ci, f"{agg.n_scored} / {agg.n_total}", statuses)
+    return table
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the app."""
-    del app
+    """Add ``judge`` and ``generate`` to the app."""
+
+    @app.command("judge")
+    def judge(
+        input: Path = typer.Option(..., "--input", "-i", help="Rows: question, answer, contexts."),
+        judges: str = typer.Option(DEFAULT_JUDGES, "--judges", help="Comma-separated names."),
+        backend: str | None = typer.Option(
+            None, "--backend", help="offline | llm | ragas (default: llm if configured)."
+        ),
+        output: Path | None = typer.Option(None, "--output", "-o", help="Result rows (JSONL)."),
+        json_summary: Path | None = typer.Option(None, "--json", help="Summary as JSON."),
+        concurrency: int = typer.Option(16, "--concurrency", min=1, help="Calls in flight."),
+        progress: bool = typer.Option(True, "--progress/--no-progress"),
+    ) -> None:
+        """Score each row with the judges; print mean ± CI and coverage per judge."""
+        from rich.console import Console
+
+        from ragjudge.judges.items import output_rows, read_items, write_jsonl
+        from ragjudge.judges.runner import run_judges
+        from ragjudge.schema import TokenUsage
+        from ragjudge.stats import aggregate
+
+        names = parse_names(judges)
+        rows, items = read_items(input)
+        chosen = backend or default_backend()
+        built = build_judges(names, chosen, concurrency)
+        results = asyncio.run(run_judges(built, items, concurrency=concurrency, progress=progress))
+        aggregates = {name: aggregate(rs) for name, rs in results.items()}
+        usage = sum((r.usage for rs in results.values() for r in rs), TokenUsage())
+        console = Console()
+        console.print(summary_table(aggregates))
+        console.print(
+            f"backend {chosen}: {len(items)} rows, {usage.calls} calls "
+            f"({usage.cached_calls} cached), {usage.prompt_tokens} prompt + "
+            f"{usage.completion_tokens} completion tokens",
+            highlight=False,
+        )
+        if output is not None:
+            write_jsonl(output_rows(rows, items, results), output)
+        if json_summary is not None:
+            json_summary.parent.mkdir(parents=True, exist_ok=True)
+            doc = {
+                "input": str(input),
+                "backend": chosen,
+                "n_rows": len(items),
+                "judges": {n: a.model_dump(mode="json") for n, a in aggregates.items()},
+                "usage": usage.model_dump(mode="json"),
+            }
+            json_summary.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+
+    @app.command("generate")
+    def generate(
+        dataset: Path = typer.Option(..., "--dataset", "-d", help="Test set folder."),
+        retriever: str = typer.Option("bm25", "--retriever", help="bm25 | dense | hybrid."),
+        k: int = typer.Option(5, "--k", min=1, help="Contexts per question."),
+        generator: str = typer.Option("extractive", "--generator", help="extractive | chat."),
+        output: Path = typer.Option(..., "--output", "-o", help="Rows for `ragjudge judge`."),
+        concurrency: int = typer.Option(16, "--concurrency", min=1),
+    ) -> None:
+        """Retrieve the top-k contexts of every test case and answer from them."""
+        from rich.console import Console
+
+        from ragjudge.generate import build_generator, generate_answers
+        from ragjudge.io import load_testset
+        from ragjudge.judges.items import case_row, write_jsonl
+        from ragjudge.retrieval import build_retriever
+
+        testset = load_testset(dataset)
+        ret = build_retriever(retriever)
+        ret.index(testset.documents)
+        rankings = ret.retrieve({c.id: c.question for c in testset.cases}, k)
+        options: dict[str, Any] = {}
+        if generator == "chat":
+            from ragjudge.judges.llm.base import default_client
+
+            options["client"] = default_client(max_concurrency=concurrency)
+        gen = build_generator(generator, **options)
+        answers = asyncio.run(
+            generate_answers(
+                testset.cases,
+                rankings,
+                testset.doc_index(),
+                [k],
+                gen,
+                concurrency=concurrency,
+            )
+        )
+        by_id = {c.id: c for c in testset.cases}
+        write_jsonl([case_row(by_id[a.case_id], a) for a in answers], output)
+        failed = sum(1 for a in answers if a.error)
+        abstained = sum(1 for a in answers if a.abstained)
+        Console().print(
+            f"{len(answers)} answers ({abstained} abstained, {failed} failed) by "
+            f"{gen.name} from {retriever} top-{k} -> {output}",
+            highlight=False,
+        )

@@ -1,0 +1,107 @@
+"""The offline extractive generator: answers with the context sentences closest to the question.
+
+Every sentence of the top-k contexts gets
+    s = (1 - w) * cos(q, sentence) + w * |cw(q) & cw(sentence)| / |cw(q)|
+(cos from the bundled embedding model, cw = content words, w = ``lexical_weight`` = 0.3).
+The answer is the up to ``max_sentences`` best sentences with s >= ``threshold`` (0.35) and
+s >= best - ``margin`` (0.15), each followed by its citation ``[n]`` (1-based context number),
+in context order. When no sentence reaches the threshold the generator abstains with the fixed
+``NO_ANSWER`` text. On the demo corpus, sentences that answer their question score about 0.5-0.8
+and sentences about unrelated topics below 0.15, hence the threshold.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+
+from ragjudge.protocols import Encoder
+from ragjudge.schema import Answer, Document, TestCase
+from ragjudge.text import content_words, split_sentences
+
+NO_ANSWER = "I don't know: the retrieved contexts do not answer this question."
+
+
+class ExtractiveGenerator:
+    """Offline ``Generator``: extractive, cited, abstains below a similarity threshold."""
+
+    name = "extractive"
+    version = "v1"
+
+    def __init__(
+        self,
+        encoder: Encoder | None = None,
+        *,
+        max_sentences: int = 3,
+        threshold: float = 0.35,
+        margin: float = 0.15,
+        lexical_weight: float = 0.3,
+        cache_size: int = 50_000,
+    ) -> None:
+        self._encoder = encoder
+        self.max_sentences = max_sentences
+        self.threshold = threshold
+        self.margin = margin
+        self.lexical_weight = lexical_weight
+        self._cache: dict[str, np.ndarray] = {}
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            from ragjudge.embedding import load_encoder
+
+            self._encoder = load_encoder()
+        return self._encoder
+
+    def _vectors(self, texts: list[str]) -> np.ndarray:
+        """Embeddings of ``texts``; sentences seen before (e.g. at a smaller k) are cached."""
+        with self._lock:
+            todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
+            if todo:
+                if len(self._cache) + len(todo) > self._cache_size:
+                    self._cache.clear()
+                for text, vec in zip(todo, self.encoder.encode(todo), strict=True):
+                    self._cache[text] = vec
+            return np.stack([self._cache[t] for t in texts])
+
+    def scores(self, question: str, sentences: list[str]) -> np.ndarray:
+        """The combined score s of each sentence (see the module docstring)."""
+        vecs = self._vectors([question, *sentences])
+        cos = vecs[1:] @ vecs[0]
+        q = set(content_words(question))
+        lex = np.array([len(q & set(content_words(s))) / len(q) if q else 0.0 for s in sentences])
+        return (1 - self.lexical_weight) * cos + self.lexical_weight * lex
+
+    def answer(self, case: TestCase, contexts: Sequence[Document], k: int) -> Answer:
+        """The synchronous body of ``generate``."""
+        texts = [d.text for d in contexts]
+        located = [(j, s) for j, t in enumerate(texts) for s in split_sentences(t)]
+        chosen: list[tuple[int, int, str]] = []
+        if located:
+            s = self.scores(case.question, [sent for _, sent in located])
+            best = float(s.max())
+            order = np.argsort(-s, kind="stable")[: self.max_sentences]
+            chosen = sorted(
+                (located[i][0], int(i), located[i][1])
+                for i in order
+                if s[i] >= self.threshold and s[i] >= best - self.margin
+            )
+        base = {
+            "case_id": case.id,
+            "k": k,
+            "context_ids": [d.id for d in contexts],
+            "contexts": texts,
+            "generator": self.name,
+        }
+        if not chosen:
+            return Answer(text=NO_ANSWER, abstained=True, **base)
+        text = " ".join(f"{sent} [{j + 1}]" for j, _, sent in chosen)
+        return Answer(text=text, citations=sorted({j for j, _, _ in chosen}), **base)
+
+    async def generate(self, case: TestCase, contexts: Sequence[Document], k: int) -> Answer:
+        return await asyncio.to_thread(self.answer, case, contexts, k)

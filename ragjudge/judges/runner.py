@@ -1,0 +1,92 @@
+"""Running judges over many items concurrently.
+
+``run_judges(judges, items)`` schedules every (judge, item) pair at once under one semaphore of
+``concurrency`` slots and returns, per judge name, the results in item order. A judge that
+raises (a bug in it, not a failed call: those already come back typed) becomes a
+``provider_error`` result carrying the exception's message, so a run never crashes and never
+produces a NaN.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from ragjudge.protocols import Judge
+from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
+
+
+def _backend(judge: Judge) -> str:
+    backend = getattr(judge, "backend", None)
+    if backend in ("offline", "llm", "ragas"):
+        return str(backend)
+    module = type(judge).__module__
+    for name in ("offline", "llm", "ragas"):
+        if f".judges.{name}" in module:
+            return name
+    return "custom"
+
+
+def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
+    """The typed result standing in for a judge that raised."""
+    return JudgeResult(
+        judge=judge.name,
+        judge_version=str(getattr(judge, "version", "")),
+        backend=_backend(judge),
+        item_id=item.id,
+        score=None,
+        status=JudgeStatus.provider_error,
+        error=f"judge raised {type(exc).__name__}: {exc}"[:2000],
+    )
+
+
+async def judge_one(judge: Judge, item: JudgeInput) -> JudgeResult:
+    """``judge.judge(item)``, with an exception turned into a typed result."""
+    try:
+        return await judge.judge(item)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        return crashed(judge, item, exc)
+
+
+async def run_judges(
+    judges: Sequence[Judge],
+    items: Sequence[JudgeInput],
+    *,
+    concurrency: int = 16,
+    progress: bool = True,
+) -> dict[str, list[JudgeResult]]:
+    """Judge name -> one result per item (same order as ``items``).
+
+    ``progress`` shows a rich progress bar on stderr (total = judges x items).
+    """
+    names = [j.name for j in judges]
+    if len(set(names)) != len(names):
+        raise ValueError(f"two judges share a name: {names}")
+    sem = asyncio.Semaphore(max(1, concurrency))
+    out: dict[str, list[JudgeResult | None]] = {n: [None] * len(items) for n in names}
+    total = len(judges) * len(items)
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    bar = Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=not progress,
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task("judging", total=total)
+
+        async def one(judge: Judge, i: int) -> None:
+            async with sem:
+                out[judge.name][i] = await judge_one(judge, items[i])
+            bar.advance(task)
+
+        await asyncio.gather(*(one(j, i) for i in range(len(items)) for j in judges))
+    return {n: [r for r in rs if r is not None] for n, rs in out.items()}
