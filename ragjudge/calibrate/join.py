@@ -1,0 +1,193 @@
+"""Join human labels to judge results by item id (label ``dimension`` = judge name).
+
+Contract: every label must find its judge result. A label whose item id matches no judged
+item, or whose dimension matches no judge, or whose item has no result from that judge, is a
+``DataError`` naming the label file and line (and how many more rows fail the same way). A
+judge result that is not ``ok`` stays in the join with ``judge_score=None``: agreement is
+computed over scored items and the unscored ones are counted as coverage, never dropped
+silently.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ragjudge.errors import DataError
+from ragjudge.schema import JudgeResult
+
+from .labels import HumanLabel, LabelSet, Scale, consensus
+
+
+class LabelledItem(BaseModel):
+    """One (item, dimension) with its human labels and the judge's score of it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    item_id: str
+    dimension: str
+    scale: Scale
+    human: float
+    """Consensus of the annotators' labels, native units (see ``labels.consensus``)."""
+    human_values: list[float]
+    annotators: list[str | None]
+    judge_score: float | None
+    """For a pairwise item: score(a) - score(b), in [-1, 1]."""
+    judge_status: str
+    lines: list[int] = Field(default_factory=list)
+
+
+class Joined(BaseModel):
+    """Labelled items per dimension, plus every judge score of the run (for estimation)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    items: dict[str, list[LabelledItem]]
+    scales: dict[str, Scale]
+    all_scores: dict[str, dict[str, float | None]]
+    """judge -> item id -> score (None when not ok), over every judged item."""
+
+
+def index_results(
+    results: Iterable[JudgeResult], *, source: str | None = None
+) -> dict[str, dict[str, JudgeResult]]:
+    """judge -> item id -> result; two results for the same judge and item are an error."""
+    out: dict[str, dict[str, JudgeResult]] = defaultdict(dict)
+    for r in results:
+        if r.item_id in out[r.judge]:
+            raise DataError(
+                f"two results of judge {r.judge!r} for item {r.item_id!r}; keep one backend "
+                "per judge name",
+                path=source,
+            )
+        out[r.judge][r.item_id] = r
+    return dict(out)
+
+
+def _fail(path: str, problems: list[tuple[int, str]]) -> DataError:
+    line, message = problems[0]
+    more = f" (and {len(problems) - 1} more such rows)" if len(problems) > 1 else ""
+    return DataError(message + more, path=path, line=line)
+
+
+def join_labels(
+    labels: LabelSet, results: Sequence[JudgeResult] | dict[str, dict[str, JudgeResult]]
+) -> Joined:
+    """Match every label to its judge result (see the module docstring for the contract)."""
+    index = results if isinstance(results, dict) else index_results(results)
+    all_ids = {item for by_item in index.values() for item in by_item}
+    example = sorted(all_ids)[:2]
+    problems: list[tuple[int, str]] = []
+
+    def lookup(lab: HumanLabel, item: str) -> JudgeResult | None:
+        by_item = index.get(lab.dimension)
+        if by_item is None:
+            judges = ", ".join(sorted(index)) or "none"
+            problems.append(
+                (lab.line, f"dimension {lab.dimension!r} matches no judge (judges: {judges})")
+            )
+            return None
+        found = by_item.get(item)
+        if found is None:
+            if item not in all_ids:
+                problems.append(
+                    (
+                        lab.line,
+                        f"item id {item!r} matches no judged item "
+                        f"(ids look like {', '.join(repr(e) for e in example) or 'nothing'})",
+                    )
+                )
+            else:
+                problems.append(
+                    (lab.line, f"item {item!r} has no result from judge {lab.dimension!r}")
+                )
+        return found
+
+    grouped: dict[tuple[str, str], list[HumanLabel]] = defaultdict(list)
+    for lab in labels.labels:
+        grouped[(lab.dimension, lab.item_id)].append(lab)
+
+    items: dict[str, list[LabelledItem]] = defaultdict(list)
+    for (dim, item_id), labs in grouped.items():
+        scale = labels.scales[dim]
+        first = labs[0]
+        pair = first.pair if scale == "pairwise" else None
+        score: float | None
+        if pair is not None:
+            ra, rb = lookup(first, pair[0]), lookup(first, pair[1])
+            if ra is None or rb is None:
+                continue
+            ok = ra.score is not None and rb.score is not None
+            score = (ra.score or 0.0) - (rb.score or 0.0) if ok else None
+            status = "ok" if ok else (ra.status.value if ra.score is None else rb.status.value)
+        else:
+            found = lookup(first, item_id)
+            if found is None:
+                continue
+            score, status = found.score, found.status.value
+        values = [lab.value for lab in labs]
+        items[dim].append(
+            LabelledItem(
+                item_id=item_id,
+                dimension=dim,
+                scale=scale,
+                human=consensus(values, scale),
+                human_values=values,
+                annotators=[lab.annotator for lab in labs],
+                judge_score=score,
+                judge_status=status,
+                lines=[lab.line for lab in labs],
+            )
+        )
+    if problems:
+        problems.sort()
+        raise _fail(labels.path, problems)
+    all_scores = {
+        judge: {item: r.score for item, r in by_item.items()} for judge, by_item in index.items()
+    }
+    return Joined(
+        items={d: sorted(v, key=lambda it: it.item_id) for d, v in items.items()},
+        scales={d: labels.scales[d] for d in items},
+        all_scores=all_scores,
+    )
+
+
+def load_results_jsonl(path: str | Path) -> list[JudgeResult]:
+    """``JudgeResult`` records, one JSON object per line (the output of ``ragjudge judge``).
+
+    Each line may be a bare ``JudgeResult`` or an object holding one under ``"result"`` (as a
+    run store's ``StoredJudgeResult``); a malformed line is a ``DataError`` with its line.
+    """
+    import json
+
+    from pydantic import ValidationError
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataError("results file not found", path=p)
+    out: list[JudgeResult] = []
+    with p.open(encoding="utf-8") as fh:
+        for line_no, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+                if isinstance(obj, dict) and isinstance(obj.get("result"), dict):
+                    obj = obj["result"]
+                out.append(JudgeResult.model_validate(obj))
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not valid JSON: {exc.msg}", path=p, line=line_no) from exc
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(x) for x in first["loc"]) or "record"
+                raise DataError(
+                    f"not a judge result: {where}: {first['msg']}", path=p, line=line_no
+                ) from exc
+    return out
+
+
+def status_counts(items: Sequence[LabelledItem]) -> dict[str, int]:
+    return dict(Counter(it.judge_status for it in items))

@@ -1,0 +1,124 @@
+"""Item bootstrap for any agreement statistic: every number the calibration area reports is an
+``Estimate`` (point value and a 95% percentile interval).
+
+Resampling unit: the *item*. ``stat(idx)`` receives an integer index array of length n drawn
+with replacement from ``0..n-1`` and returns the statistic on those items (NaN when it is
+undefined on that resample, e.g. kappa of a resample holding one class only). The interval is
+the (alpha/2, 1 - alpha/2) quantiles of the defined resampled values; the share of undefined
+resamples is reported, never hidden.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+DEFAULT_RESAMPLES = 2000
+"""Same default as ``ragjudge.stats``."""
+
+
+class Estimate(BaseModel):
+    """``value [ci_low, ci_high] (n items)``; ``value=None`` with a ``note`` when undefined."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    value: float | None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int
+    confidence: float = 0.95
+    note: str | None = None
+
+    def fmt(self, digits: int = 3) -> str:
+        """``0.712 [0.650, 0.771]`` or ``n/a (reason)``."""
+        if self.value is None:
+            return f"n/a ({self.note})" if self.note else "n/a"
+        if self.ci_low is None or self.ci_high is None:
+            return f"{self.value:.{digits}f}"
+        return f"{self.value:.{digits}f} [{self.ci_low:.{digits}f}, {self.ci_high:.{digits}f}]"
+
+
+def bootstrap_estimate(
+    name: str,
+    stat: Callable[[np.ndarray], float],
+    n: int,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+    undefined_reason: str = "undefined on these items",
+) -> Estimate:
+    """Point value ``stat(arange(n))`` and its percentile bootstrap interval over items."""
+    if n == 0:
+        return Estimate(name=name, value=None, n=0, confidence=confidence, note="no items")
+    value = float(stat(np.arange(n)))
+    if not math.isfinite(value):
+        return Estimate(name=name, value=None, n=n, confidence=confidence, note=undefined_reason)
+    if n == 1:
+        return Estimate(
+            name=name,
+            value=value,
+            n=n,
+            confidence=confidence,
+            note="one item: no interval",
+        )
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, n, size=(n_resamples, n))
+    samples = np.fromiter((stat(idx) for idx in draws), dtype=float, count=n_resamples)
+    return _from_samples(name, value, samples, n, confidence)
+
+
+def bootstrap_vectorised(
+    name: str,
+    stat: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    *,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = 0.95,
+    seed: int = 0,
+    undefined_reason: str = "undefined on these items",
+) -> Estimate:
+    """As ``bootstrap_estimate`` but ``stat`` maps a (B, n) index matrix to B values at once."""
+    if n == 0:
+        return Estimate(name=name, value=None, n=0, confidence=confidence, note="no items")
+    value = float(stat(np.arange(n)[None, :])[0])
+    if not math.isfinite(value):
+        return Estimate(name=name, value=None, n=n, confidence=confidence, note=undefined_reason)
+    if n == 1:
+        return Estimate(
+            name=name, value=value, n=n, confidence=confidence, note="one item: no interval"
+        )
+    rng = np.random.default_rng(seed)
+    samples = np.empty(n_resamples)
+    step = max(1, 2_000_000 // n)
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        samples[start:stop] = stat(rng.integers(0, n, size=(stop - start, n)))
+    return _from_samples(name, value, samples, n, confidence)
+
+
+def _from_samples(
+    name: str, value: float, samples: np.ndarray, n: int, confidence: float
+) -> Estimate:
+    finite = samples[np.isfinite(samples)]
+    undefined = samples.size - finite.size
+    note = None
+    if undefined:
+        note = f"{undefined} of {samples.size} resamples undefined (left out of the interval)"
+    if finite.size == 0:
+        return Estimate(name=name, value=value, n=n, confidence=confidence, note=note)
+    alpha = 1.0 - confidence
+    lo, hi = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
+    return Estimate(
+        name=name,
+        value=value,
+        ci_low=float(lo),
+        ci_high=float(hi),
+        n=n,
+        confidence=confidence,
+        note=note,
+    )

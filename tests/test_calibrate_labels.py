@@ -1,0 +1,169 @@
+"""Label files in: scales, annotators, errors with file and line; the join to judge results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ragjudge.calibrate.join import join_labels, load_results_jsonl
+from ragjudge.calibrate.labels import consensus, infer_scale, load_labels
+from ragjudge.errors import DataError
+from ragjudge.schema import JudgeResult, JudgeStatus
+
+
+def _result(item: str, judge: str, score: float | None) -> JudgeResult:
+    status = JudgeStatus.ok if score is not None else JudgeStatus.timeout
+    return JudgeResult(
+        judge=judge,
+        judge_version="1",
+        backend="offline",
+        item_id=item,
+        score=score,
+        status=status,
+    )
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_scales_are_inferred_per_dimension(tmp_path: Path) -> None:
+    p = _write(
+        tmp_path,
+        "l.csv",
+        "item_id,dimension,label,annotator\n"
+        "q1@k1,faithfulness,yes,ann1\n"
+        "q1@k1,faithfulness,0,ann2\n"
+        "q1@k1,completeness,4,ann1\n"
+        "q2@k1,completeness,1,ann1\n"
+        "q1@k1,answer_relevancy,0.25,ann1\n"
+        "q1@k1|q1@k3,faithfulness_pref,a,ann1\n"
+        "q2@k1,faithfulness,,ann1\n",
+    )
+    labels = load_labels(p)
+    assert labels.scales == {
+        "faithfulness": "binary",
+        "completeness": "ordinal",
+        "answer_relevancy": "continuous",
+        "faithfulness_pref": "pairwise",
+    }
+    assert labels.skipped_blank == 1
+    assert [lab.value for lab in labels.for_dimension("faithfulness")] == [1.0, 0.0]
+    pref = labels.for_dimension("faithfulness_pref")[0]
+    assert pref.value == 1.0 and pref.pair == ("q1@k1", "q1@k3")
+    assert labels.for_dimension("completeness")[1].line == 5
+
+
+def test_infer_scale_rules() -> None:
+    assert infer_scale(["1", "0", "1"]) == "binary"
+    assert infer_scale(["1", "1"]) == "binary"
+    assert infer_scale(["1", "3", "5"]) == "ordinal"
+    assert infer_scale(["0.5", "1"]) == "continuous"
+    assert infer_scale(["A", "tie"]) == "pairwise"
+
+
+def test_jsonl_with_case_and_k_columns(tmp_path: Path) -> None:
+    rows = [
+        {"case_id": "q1", "k": 3, "dimension": "faithfulness", "label": 1},
+        {"case_id": "q2", "k": 3, "dimension": "faithfulness", "label": "no"},
+    ]
+    p = _write(tmp_path, "l.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")
+    labels = load_labels(p)
+    assert [lab.item_id for lab in labels.labels] == ["q1@k3", "q2@k3"]
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "needle"),
+    [
+        ("q1@k1,completeness,3\nq2@k1,completeness,7\n", 3, "out of the ordinal"),
+        ("q1@k1,completeness,3\nq2@k1,completeness,0\n", 3, "out of the ordinal"),
+        ("q1@k1,faithfulness,0.4\nq2@k1,faithfulness,1.5\n", 3, "continuous"),
+        ("q1@k1,faithfulness,1\nq1@k1,faithfulness,0\n", 3, "duplicate label"),
+        ("q1@k1,pref,a\n", 2, "name both items"),
+        (",faithfulness,1\n", 2, "missing 'item_id'"),
+    ],
+)
+def test_bad_rows_name_file_and_line(tmp_path: Path, body: str, line: int, needle: str) -> None:
+    p = _write(tmp_path, "bad.csv", "item_id,dimension,label\n" + body)
+    with pytest.raises(DataError) as err:
+        load_labels(p)
+    assert err.value.line == line
+    assert err.value.path == str(p)
+    assert needle in str(err.value)
+
+
+def test_explicit_scale_column_is_enforced(tmp_path: Path) -> None:
+    p = _write(
+        tmp_path,
+        "l.csv",
+        "item_id,dimension,label,scale\nq1@k1,faith,1,ordinal\nq2@k1,faith,0,\n",
+    )
+    with pytest.raises(DataError, match="ordinal") as err:
+        load_labels(p)
+    assert err.value.line == 3
+
+
+def test_consensus_majority_then_closest_to_mean() -> None:
+    assert consensus([1, 1, 0]) == 1
+    assert consensus([1, 0]) == 0  # a split is "no"
+    assert consensus([1, -1], "pairwise") == 0  # a vs b split is a tie
+    assert consensus([2, 4, 4, 5]) == 4
+
+
+def test_join_matches_ids_and_keeps_unscored(tmp_path: Path) -> None:
+    p = _write(
+        tmp_path,
+        "l.csv",
+        "item_id,dimension,label,annotator\n"
+        "q1@k1,faithfulness,1,a\nq1@k1,faithfulness,1,b\nq2@k1,faithfulness,0,a\n"
+        "q1@k1|q2@k1,faithfulness_pair,a,a\n",
+    )
+    labels = load_labels(p)
+    results = [
+        _result("q1@k1", "faithfulness", 0.9),
+        _result("q2@k1", "faithfulness", None),
+        _result("q3@k1", "faithfulness", 0.2),
+        _result("q1@k1", "faithfulness_pair", 0.8),
+        _result("q2@k1", "faithfulness_pair", 0.3),
+    ]
+    joined = join_labels(labels, results)
+    faith = {it.item_id: it for it in joined.items["faithfulness"]}
+    assert faith["q1@k1"].human_values == [1.0, 1.0]
+    assert faith["q2@k1"].judge_score is None and faith["q2@k1"].judge_status == "timeout"
+    pair = joined.items["faithfulness_pair"][0]
+    assert pair.judge_score == pytest.approx(0.5)
+    assert joined.all_scores["faithfulness"]["q3@k1"] == 0.2
+
+
+@pytest.mark.parametrize(
+    ("row", "needle"),
+    [
+        ("q9@k1,faithfulness,1", "matches no judged item"),
+        ("q1@k1,fluency,1", "matches no judge"),
+        ("q2@k1,faithfulness,1", "has no result from judge"),
+    ],
+)
+def test_join_errors_name_the_label_line(tmp_path: Path, row: str, needle: str) -> None:
+    p = _write(tmp_path, "l.csv", f"item_id,dimension,label\nq1@k1,faithfulness,1\n{row}\n")
+    results = [
+        _result("q1@k1", "faithfulness", 0.9),
+        _result("q2@k1", "answer_relevancy", 0.9),
+    ]
+    with pytest.raises(DataError, match=needle) as err:
+        join_labels(load_labels(p), results)
+    assert err.value.line == 3 and err.value.path == str(p)
+
+
+def test_results_jsonl_reads_bare_and_wrapped_records(tmp_path: Path) -> None:
+    r = _result("q1@k1", "faithfulness", 0.5)
+    wrapped = {"case_id": "q1", "k": 1, "judge": "faithfulness", "result": r.model_dump()}
+    p = _write(tmp_path, "r.jsonl", r.model_dump_json() + "\n" + json.dumps(wrapped) + "\n")
+    assert load_results_jsonl(p) == [r, r]
+    bad = _write(tmp_path, "bad.jsonl", r.model_dump_json() + '\n{"judge": "x"}\n')
+    with pytest.raises(DataError, match="not a judge result") as err:
+        load_results_jsonl(bad)
+    assert err.value.line == 2
