@@ -1,0 +1,62 @@
+"""One writer per run: an exclusive ``flock`` on a lock file beside the store.
+
+The operating system drops the lock when its process dies (even by ``kill -9``), so a crashed
+run can be resumed at once, while a second process that tries to write the same run while the
+first is alive gets a clear error naming the holder's pid.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+from types import TracebackType
+
+from ragjudge.errors import RagjudgeError
+
+
+class RunLockedError(RagjudgeError):
+    """Another live process is writing this run."""
+
+
+class RunLock:
+    """``with RunLock(store_path, run_id):`` holds the run's write lock for the block."""
+
+    def __init__(self, store_path: Path, run_id: str) -> None:
+        self.path = store_path.parent / "locks" / f"{store_path.stem}-{run_id}.lock"
+        self.run_id = run_id
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise RunLockedError(
+                f"run {self.run_id} is being written by another process (pid {holder}); "
+                "wait for it to finish, or stop it before resuming"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()

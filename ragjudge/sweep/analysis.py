@@ -1,0 +1,275 @@
+"""Reading a sweep: per-k aggregates with intervals, the objective, and the choice of k.
+
+For every metric m (each judge, each retrieval metric) and every k: ``mean ± 95% bootstrap CI
+(n scored / n total)`` over the test cases (``ragjudge.stats``).
+
+The objective of case q at k is the weighted mean of the metrics scored for q at k,
+
+    O(q, k) = sum_m w_m * s_m(q, k) / sum_{m scored} w_m  -  lambda * c(q, k) / scale,
+
+with default weights equal over the sweep's judges, and the optional penalty c (context tokens,
+generation tokens or generation cost at k). A case is kept for the choice of k only if O(q, k)
+is defined at every k, so that all k are compared on the same cases.
+
+best k = argmax_k mean_q O(q, k) (ties go to the smaller k). k is *within noise* of the best
+when the 95% paired-bootstrap interval of mean_q (O(q, k) - O(q, best)) contains 0.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ragjudge.schema import Aggregate, Answer, JudgeStatus, RunManifest
+from ragjudge.stats import aggregate_scores, paired_bootstrap
+from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
+from ragjudge.sweep.config import ObjectiveConfig
+from ragjudge.text import tokens
+
+MetricKind = Literal["judge", "retrieval", "objective"]
+
+
+class MetricAtK(BaseModel):
+    metric: str
+    kind: MetricKind
+    k: int
+    aggregate: Aggregate
+
+
+class NoiseTest(BaseModel):
+    """mean_q (O(q, k) - O(q, best)) with its paired-bootstrap interval."""
+
+    k: int
+    diff: float
+    ci_low: float
+    ci_high: float
+
+    @property
+    def within_noise(self) -> bool:
+        return self.ci_low <= 0.0 <= self.ci_high
+
+
+class KChoice(BaseModel):
+    best_k: int | None
+    within_noise: list[int] = Field(default_factory=list)
+    """Every k whose difference from the best is within noise (the best included)."""
+    tests: list[NoiseTest] = Field(default_factory=list)
+    n_cases: int = 0
+    """Cases with the objective defined at every k (the paired sample)."""
+    weights: dict[str, float] = Field(default_factory=dict)
+    penalty: str | None = None
+    reason: str | None = None
+    """Why no k could be chosen, when ``best_k`` is None."""
+
+    @property
+    def smallest_within_noise(self) -> int | None:
+        return min(self.within_noise) if self.within_noise else None
+
+
+class CostAtK(BaseModel):
+    """What the sweep spent at one k (sums over cases) and what the pipeline costs per case."""
+
+    k: int
+    context_tokens_mean: float
+    generation_tokens: int = 0
+    judge_tokens: int = 0
+    calls: int = 0
+    cached_calls: int = 0
+    cost_usd: float = 0.0
+
+
+class SweepSummary(BaseModel):
+    run_id: str
+    manifest: RunManifest | None = None
+    ks: list[int]
+    judges: list[str]
+    retrieval_metrics: list[str]
+    metrics: list[MetricAtK]
+    choice: KChoice
+    costs: list[CostAtK]
+    n_cases: int
+
+    def table(self, kind: MetricKind | None = None) -> dict[str, dict[int, Aggregate]]:
+        """metric -> k -> aggregate."""
+        out: dict[str, dict[int, Aggregate]] = {}
+        for m in self.metrics:
+            if kind is None or m.kind == kind:
+                out.setdefault(m.metric, {})[m.k] = m.aggregate
+        return out
+
+
+class SweepData(BaseModel):
+    """Everything the analysis reads, as stored."""
+
+    run_id: str
+    manifest: RunManifest | None = None
+    answers: list[Answer]
+    judge_results: list[StoredJudgeResult]
+    retrieval: list[RetrievalMetric]
+
+    @classmethod
+    def from_store(cls, store: RunStore, run_id: str) -> SweepData:
+        return cls(
+            run_id=run_id,
+            manifest=store.manifest(run_id),
+            answers=store.answers(run_id),
+            judge_results=store.judge_results(run_id),
+            retrieval=store.retrieval_metrics(run_id),
+        )
+
+
+def _penalty_amount(answer: Answer, per: str) -> float:
+    if per == "context_tokens":
+        return float(sum(len(tokens(c)) for c in answer.contexts))
+    if per == "generation_tokens":
+        return float(answer.usage.prompt_tokens + answer.usage.completion_tokens)
+    return float(answer.usage.cost_usd)
+
+
+def analyse(
+    data: SweepData,
+    *,
+    ks: Sequence[int],
+    judges: Sequence[str],
+    objective: ObjectiveConfig | None = None,
+    seed: int = 0,
+) -> SweepSummary:
+    """Aggregates per (metric, k), costs per k and the choice of k (module docstring)."""
+    objective = objective or ObjectiveConfig()
+    ks = sorted(ks)
+    cases = sorted({a.case_id for a in data.answers} | {r.case_id for r in data.judge_results})
+
+    scores: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
+    statuses: dict[tuple[str, int], dict[str, str]] = defaultdict(dict)
+    for r in data.judge_results:
+        scores[(r.judge, r.k)][r.case_id] = r.result.score
+        statuses[(r.judge, r.k)][r.case_id] = r.result.status.value
+    for rm in data.retrieval:
+        scores[(rm.metric, rm.k)][rm.case_id] = rm.value
+    retrieval_names = sorted({rm.metric for rm in data.retrieval})
+
+    metrics: list[MetricAtK] = []
+    for name, kind in [(j, "judge") for j in judges] + [(m, "retrieval") for m in retrieval_names]:
+        for k in ks:
+            per_case = scores.get((name, k), {})
+            if kind == "judge":
+                # A case the run has not judged yet (budget stop) counts as not scored.
+                vals = [per_case.get(c) for c in cases]
+                sts = [statuses[(name, k)].get(c, JudgeStatus.skipped_budget.value) for c in cases]
+                agg = aggregate_scores(vals, sts, seed=seed)
+            else:
+                agg = aggregate_scores(list(per_case.values()), seed=seed)
+            metrics.append(MetricAtK(metric=name, kind=kind, k=k, aggregate=agg))
+
+    answers = {(a.case_id, a.k): a for a in data.answers}
+    choice, per_k_objective = _choose_k(scores, answers, cases, ks, judges, objective, seed)
+    for k in ks:
+        obj_vals = per_k_objective.get(k, [])
+        metrics.append(
+            MetricAtK(
+                metric="objective",
+                kind="objective",
+                k=k,
+                aggregate=aggregate_scores(obj_vals, seed=seed),
+            )
+        )
+    return SweepSummary(
+        run_id=data.run_id,
+        manifest=data.manifest,
+        ks=list(ks),
+        judges=list(judges),
+        retrieval_metrics=retrieval_names,
+        metrics=metrics,
+        choice=choice,
+        costs=_costs(data, ks),
+        n_cases=len(cases),
+    )
+
+
+def _choose_k(
+    scores: dict[tuple[str, int], dict[str, float | None]],
+    answers: dict[tuple[str, int], Answer],
+    cases: Sequence[str],
+    ks: Sequence[int],
+    judges: Sequence[str],
+    objective: ObjectiveConfig,
+    seed: int,
+) -> tuple[KChoice, dict[int, list[float]]]:
+    weights = dict(objective.weights) if objective.weights else {j: 1.0 for j in judges}
+    weights = {m: w for m, w in weights.items() if w > 0}
+    penalty = objective.penalty
+    label = f"{penalty.weight:g} per {penalty.scale:g} {penalty.per}" if penalty else None
+
+    obj: dict[int, dict[str, float]] = {k: {} for k in ks}
+    for k in ks:
+        for c in cases:
+            num = den = 0.0
+            for m, w in weights.items():
+                s = scores.get((m, k), {}).get(c)
+                if s is not None:
+                    num += w * s
+                    den += w
+            if den == 0.0:
+                continue
+            value = num / den
+            if penalty is not None:
+                ans = answers.get((c, k))
+                if ans is None:
+                    continue
+                value -= penalty.weight * _penalty_amount(ans, penalty.per) / penalty.scale
+            obj[k][c] = value
+    per_k = {k: list(v.values()) for k, v in obj.items()}
+    common = [c for c in cases if all(c in obj[k] for k in ks)]
+    base = KChoice(best_k=None, n_cases=len(common), weights=weights, penalty=label)
+    if not common:
+        missing = ", ".join(sorted(weights))
+        base.reason = f"no case has the objective ({missing}) scored at every k"
+        return base, per_k
+    matrix = np.array([[obj[k][c] for c in common] for k in ks])
+    means = matrix.mean(axis=1)
+    best_i = int(np.flatnonzero(means >= means.max() - 1e-12)[0])
+    tests = []
+    for i, k in enumerate(ks):
+        if i == best_i:
+            tests.append(NoiseTest(k=k, diff=0.0, ci_low=0.0, ci_high=0.0))
+            continue
+        d, lo, hi = paired_bootstrap(matrix[i], matrix[best_i], seed=seed)
+        tests.append(NoiseTest(k=k, diff=d, ci_low=lo, ci_high=hi))
+    base.best_k = ks[best_i]
+    base.tests = tests
+    base.within_noise = [t.k for t in tests if t.within_noise]
+    return base, per_k
+
+
+def _costs(data: SweepData, ks: Sequence[int]) -> list[CostAtK]:
+    out = []
+    by_k_answers: dict[int, list[Answer]] = defaultdict(list)
+    for a in data.answers:
+        by_k_answers[a.k].append(a)
+    by_k_results: dict[int, list[StoredJudgeResult]] = defaultdict(list)
+    for r in data.judge_results:
+        by_k_results[r.k].append(r)
+    for k in ks:
+        ans = by_k_answers.get(k, [])
+        res = by_k_results.get(k, [])
+        ctx = [sum(len(tokens(c)) for c in a.contexts) for a in ans]
+        gen = sum(a.usage.prompt_tokens + a.usage.completion_tokens for a in ans)
+        jud = sum(r.result.usage.prompt_tokens + r.result.usage.completion_tokens for r in res)
+        out.append(
+            CostAtK(
+                k=k,
+                context_tokens_mean=float(np.mean(ctx)) if ctx else 0.0,
+                generation_tokens=gen,
+                judge_tokens=jud,
+                calls=sum(a.usage.calls for a in ans) + sum(r.result.usage.calls for r in res),
+                cached_calls=sum(a.usage.cached_calls for a in ans)
+                + sum(r.result.usage.cached_calls for r in res),
+                cost_usd=sum(a.usage.cost_usd for a in ans)
+                + sum(r.result.usage.cost_usd for r in res),
+            )
+        )
+    return out

@@ -1,0 +1,236 @@
+"""The k-sweep configuration (``sweep.yaml``), validated with pydantic; unknown keys are errors.
+
+Two parts of a config play different roles:
+
+- the **definition** (dataset, retriever, rerankers, generator, judges, ks, seed) fixes what a
+  run computes; its hash (``definition_hash``) identifies the run, and a resume refuses a
+  config whose definition changed, naming each changed key;
+- the **execution and analysis** settings (concurrency, budget, objective) may change between
+  a crash and its resume: they change how fast or how far a run goes, or how its results are
+  read, never what a stored row means.
+
+Example::
+
+    dataset: {path: ., split: test}
+    retriever: {kind: hybrid}
+    rerankers: [{spec: late-interaction, depth: 20}]
+    generator: {kind: extractive}
+    judges: {names: [faithfulness, answer_relevancy, completeness,
+                     context_recall, context_precision], backend: offline}
+    ks: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    concurrency: 8
+    budget: {max_calls: 5000, max_cost_usd: 2.0}
+    objective: {weights: {faithfulness: 1, completeness: 1}, penalty: {per: context_tokens,
+                weight: 0.01}}
+    seed: 0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ragjudge.errors import ConfigError
+from ragjudge.judges.registry import JUDGE_NAMES
+
+DEFAULT_KS = list(range(1, 11))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class DatasetConfig(_Strict):
+    path: str
+    """A BEIR-style folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv); relative paths are
+    resolved against the config file's folder."""
+    split: str = "test"
+    limit: int | None = Field(default=None, ge=1)
+    """Keep only the first ``limit`` test cases (a quick look on a subsample)."""
+
+
+class RetrieverConfig(_Strict):
+    kind: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Keyword options passed to ``build_retriever``."""
+
+
+class RerankerConfig(_Strict):
+    spec: str
+    """``late-interaction``, ``cross-encoder:MODEL`` or ``llm``."""
+    depth: int = Field(ge=1)
+    """How many first-stage documents this stage re-orders."""
+
+
+class GeneratorConfig(_Strict):
+    kind: Literal["extractive", "chat"] = "extractive"
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class JudgesConfig(_Strict):
+    names: list[str] = Field(default_factory=lambda: list(JUDGE_NAMES), min_length=1)
+    backend: Literal["offline", "llm", "ragas"] = "offline"
+
+    @field_validator("names")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        dup = sorted({n for n in v if v.count(n) > 1})
+        if dup:
+            raise ValueError(f"judge listed more than once: {', '.join(dup)}")
+        return v
+
+
+class BudgetConfig(_Strict):
+    """Stops the run before it would exceed either limit (LLM calls actually sent; cache hits
+    are free and do not count)."""
+
+    max_calls: int | None = Field(default=None, ge=0)
+    max_cost_usd: float | None = Field(default=None, ge=0.0)
+
+
+class PenaltyConfig(_Strict):
+    """``objective -= weight * (mean per-query amount at k) / scale``."""
+
+    per: Literal["context_tokens", "generation_tokens", "generation_cost_usd"] = "context_tokens"
+    """What a larger k costs the pipeline in production (judging is evaluation cost and does
+    not enter): ``context_tokens``, the tokens of the k contexts given to the generator;
+    ``generation_tokens``, the generator's LLM prompt + completion tokens;
+    ``generation_cost_usd``, their cost."""
+    weight: float = Field(ge=0.0)
+    scale: float = Field(default=1000.0, gt=0.0)
+    """Divides the amount: with the default the weight is per 1,000 tokens (or per $1000)."""
+
+
+class ObjectiveConfig(_Strict):
+    """The objective the choice of k maximises, per query:
+    ``sum_m w_m * s_m / sum_m w_m`` over the metrics ``m`` scored for that query at that k
+    (judge names, or retrieval metric names such as ``ndcg``), minus the optional penalty.
+    Default: equal weights over the sweep's judges."""
+
+    weights: dict[str, float] | None = None
+    penalty: PenaltyConfig | None = None
+
+    @field_validator("weights")
+    @classmethod
+    def _nonneg(cls, v: dict[str, float] | None) -> dict[str, float] | None:
+        if v is not None:
+            bad = [m for m, w in v.items() if w < 0]
+            if bad:
+                raise ValueError(f"negative objective weight for {', '.join(bad)}")
+            if not any(w > 0 for w in v.values()):
+                raise ValueError("objective weights must include at least one positive weight")
+        return v
+
+
+class SweepConfig(_Strict):
+    dataset: DatasetConfig
+    retriever: RetrieverConfig = Field(default_factory=RetrieverConfig)
+    rerankers: list[RerankerConfig] = Field(default_factory=list)
+    generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
+    judges: JudgesConfig = Field(default_factory=JudgesConfig)
+    ks: list[int] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1)
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
+    seed: int = 0
+
+    @field_validator("ks")
+    @classmethod
+    def _valid_ks(cls, v: list[int]) -> list[int]:
+        bad = [k for k in v if k <= 0]
+        if bad:
+            raise ValueError(f"k must be a positive integer; got {', '.join(map(str, bad))}")
+        dup = sorted({k for k in v if v.count(k) > 1})
+        if dup:
+            raise ValueError(f"duplicate k values: {', '.join(map(str, dup))}")
+        return sorted(v)
+
+    @property
+    def k_max(self) -> int:
+        return self.ks[-1]
+
+    def definition(self) -> dict[str, Any]:
+        """The part of the config that fixes what a run computes (see the module docstring)."""
+        data = self.model_dump(
+            mode="json", include={"dataset", "retriever", "rerankers", "generator", "judges"}
+        )
+        # The data set is identified by its content hash in the manifest, not by where it lies.
+        del data["dataset"]["path"]
+        return data | {"ks": self.ks, "seed": self.seed}
+
+    def definition_hash(self) -> str:
+        return hash_json(self.definition())
+
+
+def hash_json(value: Any) -> str:
+    """sha256 of the canonical JSON of ``value`` (sorted keys, no whitespace), first 16 hex."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def diff_definitions(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Human-readable list of what changed between two definitions (``key: old -> new``)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[str] = []
+        for key in sorted(set(old) | set(new)):
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in old:
+                out.append(f"{path}: added ({json.dumps(new[key])})")
+            elif key not in new:
+                out.append(f"{path}: removed (was {json.dumps(old[key])})")
+            else:
+                out.extend(diff_definitions(old[key], new[key], path))
+        return out
+    if old != new:
+        return [f"{prefix}: {json.dumps(old)} -> {json.dumps(new)}"]
+    return []
+
+
+def _format_validation(exc: ValidationError, source: str) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        if err["type"] == "extra_forbidden":
+            lines.append(f"unknown key {loc!r}")
+        else:
+            lines.append(f"{loc}: {err['msg']}")
+    return f"{source}: invalid sweep config:\n  " + "\n  ".join(lines)
+
+
+def parse_config(data: Any, *, base_dir: Path | None = None, source: str = "config") -> SweepConfig:
+    """Validate a config mapping; relative dataset paths resolve against ``base_dir``."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: a sweep config is a mapping of keys, got {type(data).__name__}"
+        )
+    try:
+        config = SweepConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation(exc, source)) from None
+    if base_dir is not None:
+        p = Path(config.dataset.path)
+        if not p.is_absolute():
+            ds = config.dataset.model_copy(update={"path": str((base_dir / p).resolve())})
+            config = config.model_copy(update={"dataset": ds})
+    return config
+
+
+def load_config(path: str | Path) -> SweepConfig:
+    """Read and validate a sweep YAML file."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read sweep config {p}: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise ConfigError(f"{p}{where}: not valid YAML: {exc}") from None
+    return parse_config(data, base_dir=p.resolve().parent, source=str(p))

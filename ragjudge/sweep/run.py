@@ -1,0 +1,616 @@
+"""k-sweep orchestration: retrieve once, generate per k from the prefix, judge per k, store all.
+
+The work of one run, in order (every step skips what the store already holds, so a resumed run
+continues where it stopped and never writes a row twice):
+
+1. Retrieve once at k_max; store the rankings and the retrieval metrics at every k.
+2. Generate, per k, the answer from the top-k prefix (``generate_answers``: a context list seen
+   at a smaller k is answered once). Answers are stored after each k.
+3. Prefix judges (context recall and precision) judge each case once, on the k_max contexts;
+   their result at every smaller k is ``judge.at_k(result, k)``, at no further cost.
+4. The other judges run per k. Identical judge inputs are judged once: the key is what the judge
+   reads (``needs_answer`` / ``needs_contexts`` where a judge declares them, else everything),
+   so, e.g., answer relevancy of the same answer at two k costs one judgement. Identical LLM
+   prompts that still reach the client hit its cache.
+
+Each judge result is written in its own transaction as soon as it exists; the LLM cache holds
+every call that completed. A run killed at any point therefore resumes without duplicate rows
+and without paying again for a call already made. A row copied from another (a prefix-derived
+or de-duplicated result) carries zero usage, so that the stored usage sums to what was spent.
+
+Budget: before an LLM-backed step starts, ``Budget.admit`` checks that the calls and cost
+already spent in this run (its stored ledger) plus a reservation for the steps in flight stay
+within the limits; otherwise no new step starts, the steps in flight finish, and the run ends as
+``stopped_budget`` (resumable, e.g. with a larger budget).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge import __version__
+from ragjudge.errors import ConfigError
+from ragjudge.judges.registry import PREFIX_JUDGES
+from ragjudge.protocols import Generator, Judge
+from ragjudge.schema import (
+    Answer,
+    JudgeInput,
+    JudgeResult,
+    JudgeStatus,
+    Ranking,
+    RunManifest,
+    TestCase,
+    TestSet,
+    TokenUsage,
+)
+from ragjudge.store.lock import RunLock
+from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult, item_id, now
+from ragjudge.sweep.analysis import SweepData, SweepSummary, analyse
+from ragjudge.sweep.budget import Budget, BudgetExhausted
+from ragjudge.sweep.config import SweepConfig, diff_definitions, hash_json
+
+RETRYABLE = frozenset(
+    {
+        JudgeStatus.timeout,
+        JudgeStatus.rate_limited,
+        JudgeStatus.provider_error,
+        JudgeStatus.skipped_budget,
+    }
+)
+"""Statuses of a transient failure: a resumed run judges such an item again."""
+
+RETRIEVAL_METRICS = ("precision", "recall", "ndcg", "hit_rate", "mrr")
+"""Retrieval metrics stored at every k (keys of ``evaluate_rankings`` as ``name@k``)."""
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Components:
+    """The parts a sweep runs. ``build_components`` makes them from a config; tests and
+    notebooks may pass their own (any object meeting the protocols)."""
+
+    retriever: Any
+    """Has ``index(documents)`` and ``retrieve(queries, k) -> dict[str, Ranking]``."""
+    generator: Generator
+    judges: list[Judge]
+    llm: Any | None = None
+    """The ``LLMClient`` the LLM-backed parts share (its ledger feeds the run's ledger)."""
+    models: dict[str, str] = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SweepOutcome:
+    run_id: str
+    status: str
+    resumed: bool
+    summary: SweepSummary
+    counts: dict[str, int]
+    llm_calls: int = 0
+    """LLM calls this process sent (cache hits excluded)."""
+    cached_calls: int = 0
+
+
+def _uses_llm(config: SweepConfig) -> bool:
+    return (
+        config.judges.backend in ("llm", "ragas")
+        or config.generator.kind == "chat"
+        or any(r.spec.startswith("llm") for r in config.rerankers)
+    )
+
+
+def build_components(config: SweepConfig) -> Components:
+    """The retriever pipeline, generator and judges a config names (heavy imports here)."""
+    import importlib
+
+    from ragjudge.generate import build_generator
+    from ragjudge.judges.registry import create_judge
+
+    retrieval: Any = importlib.import_module("ragjudge.retrieval")
+    Pipeline, build_reranker, build_retriever = (
+        retrieval.Pipeline,
+        retrieval.build_reranker,
+        retrieval.build_retriever,
+    )
+
+    llm = None
+    models: dict[str, str] = {}
+    if _uses_llm(config):
+        llm_mod: Any = importlib.import_module("ragjudge.llm")
+        llm = llm_mod.LLMClient.from_env()
+        models["llm"] = str(llm.settings.model)
+    first = build_retriever(config.retriever.kind, **config.retriever.options)
+    stages = []
+    for r in config.rerankers:
+        reranker = build_reranker(r.spec, client=llm) if r.spec.startswith("llm") else None
+        stages.append((reranker or build_reranker(r.spec), r.depth))
+    retriever = Pipeline(first, stages=stages) if stages else first
+    gen_options = dict(config.generator.options)
+    if config.generator.kind == "chat":
+        gen_options.setdefault("client", llm)
+    generator = build_generator(config.generator.kind, **gen_options)
+    judge_options: dict[str, Any] = {"client": llm} if config.judges.backend != "offline" else {}
+    judges = [create_judge(n, config.judges.backend, **judge_options) for n in config.judges.names]
+    models["retriever"] = str(getattr(retriever, "name", config.retriever.kind))
+    models["generator"] = f"{generator.name}@{generator.version}"
+    prompts = {f"judge:{j.name}": str(j.version) for j in judges}
+    prompts["generator"] = str(generator.version)
+    return Components(retriever, generator, judges, llm=llm, models=models, prompts=prompts)
+
+
+def load_dataset(config: SweepConfig) -> TestSet:
+    from ragjudge.io import load_testset
+
+    ts = load_testset(config.dataset.path, split=config.dataset.split)
+    if config.dataset.limit is not None:
+        ts = ts.model_copy(update={"cases": ts.cases[: config.dataset.limit]})
+    if not ts.cases:
+        raise ConfigError(f"data set {config.dataset.path} has no test cases")
+    return ts
+
+
+def check_ks(config: SweepConfig, testset: TestSet) -> None:
+    """k above the number of retrievable documents (or a reranker depth) is a config error."""
+    n_docs = len(testset.documents)
+    if config.k_max > n_docs:
+        raise ConfigError(
+            f"k = {config.k_max} is above the retrievable count: the corpus has {n_docs} "
+            f"documents; use ks <= {n_docs}"
+        )
+    for r in config.rerankers:
+        if r.depth < config.k_max:
+            raise ConfigError(
+                f"reranker {r.spec!r} re-orders only depth = {r.depth} documents, fewer than "
+                f"the largest k = {config.k_max}; raise its depth to at least {config.k_max}"
+            )
+
+
+def dataset_fingerprint(testset: TestSet) -> str:
+    from ragjudge.io import dataset_hash
+
+    return str(dataset_hash(testset))
+
+
+def new_run_id(config_hash: str) -> str:
+    stamp = now().replace("-", "").replace(":", "").split("+")[0]
+    return f"{stamp}-{config_hash[:6]}-{secrets.token_hex(2)}"
+
+
+# ---------------------------------------------------------------------------- run selection
+
+
+def _identity(m: RunManifest) -> dict[str, Any]:
+    return {
+        "dataset_hash": m.dataset_hash,
+        "definition": m.config.get("definition", {}),
+        "models": m.models,
+        "prompts": m.prompts,
+    }
+
+
+def check_resumable(old: RunManifest, new: RunManifest) -> None:
+    """Refuse to resume ``old`` under a changed definition, naming each change."""
+    changes = diff_definitions(_identity(old), _identity(new))
+    if changes:
+        raise ConfigError(
+            f"refusing to resume run {old.run_id}: its configuration changed:\n  "
+            + "\n  ".join(changes)
+            + "\nrun without --resume to start a new run with the new configuration"
+        )
+
+
+def select_run(
+    store: RunStore, fresh: RunManifest, *, resume: str | None, new: bool
+) -> tuple[RunManifest, bool]:
+    """The manifest to run under and whether it resumes an existing run.
+
+    ``resume`` names a run explicitly; otherwise the newest unfinished run with the same
+    identity is resumed (so running the same command again continues a crashed run), unless
+    ``new`` is set.
+    """
+    if resume is not None:
+        old = store.manifest(store.resolve(resume))
+        check_resumable(old, fresh)
+        return old, True
+    if not new:
+        for m in reversed(store.list_runs()):
+            if m.status != "finished" and _identity(m) == _identity(fresh):
+                return m, True
+    store.create_run(fresh)
+    return fresh, False
+
+
+# ---------------------------------------------------------------------------- the sweep
+
+
+def _judge_key(judge: Judge, item: JudgeInput) -> str:
+    """What the judge reads from ``item``, hashed: identical keys get identical results."""
+    parts: dict[str, Any] = {"judge": judge.name, "q": item.question, "ref": item.reference}
+    if getattr(judge, "needs_answer", True):
+        parts["a"] = item.answer
+    if getattr(judge, "needs_contexts", True):
+        parts["c"] = item.contexts
+    return hash_json(parts)
+
+
+def _copy(result: JudgeResult, case_id: str, k: int) -> JudgeResult:
+    """A result reused for another item: its id, and no usage (the cost was paid once)."""
+    return result.model_copy(update={"item_id": item_id(case_id, k), "usage": TokenUsage()})
+
+
+class _Sweep:
+    def __init__(
+        self,
+        config: SweepConfig,
+        testset: TestSet,
+        store: RunStore,
+        run_id: str,
+        comp: Components,
+        progress: Progress,
+    ) -> None:
+        self.config = config
+        self.testset = testset
+        self.store = store
+        self.run_id = run_id
+        self.comp = comp
+        self.progress = progress
+        self.cases = testset.cases
+        self.case_by_id = {c.id: c for c in self.cases}
+        self.docs = testset.doc_index()
+        self.budget = Budget(config.budget, store, run_id)
+        self.sem = asyncio.Semaphore(config.concurrency)
+
+    # ------------------------------------------------------------------ retrieval
+
+    def rankings(self) -> dict[str, Ranking]:
+        stored = self.store.rankings(self.run_id)
+        if all(c.id in stored for c in self.cases):
+            return stored
+        self.progress(f"retrieving top {self.config.k_max} for {len(self.cases)} queries")
+        self.comp.retriever.index(self.testset.documents)
+        got = self.comp.retriever.retrieve(
+            {c.id: c.question for c in self.cases}, self.config.k_max
+        )
+        rankings = {
+            c.id: got.get(c.id, Ranking(query_id=c.id, docs=[])).top(self.config.k_max)
+            for c in self.cases
+        }
+        self.store.put_rankings(self.run_id, rankings.values())
+        return rankings
+
+    def retrieval_metrics(self, rankings: Mapping[str, Ranking]) -> None:
+        if self.store.retrieval_metrics(self.run_id):
+            return
+        from ragjudge.metrics import evaluate_rankings
+
+        qrels = {c.id: dict(c.relevant) for c in self.cases if c.relevant}
+        if not qrels:
+            return
+        judged = {q: rankings[q] for q in qrels if q in rankings}
+        report = evaluate_rankings(qrels, judged, ks=self.config.ks)
+        rows = []
+        for case_id, values in report.per_query.items():
+            for key, value in values.items():
+                name, _, k = key.partition("@")
+                if name in RETRIEVAL_METRICS and k.isdigit() and int(k) in self.config.ks:
+                    rows.append(RetrievalMetric(case_id, int(k), name, float(value)))
+        self.store.put_retrieval_metrics(self.run_id, rows)
+
+    # ------------------------------------------------------------------ generation
+
+    async def answers(self, rankings: Mapping[str, Ranking]) -> dict[tuple[str, int], Answer]:
+        from ragjudge.generate import answer_key, generate_answers
+
+        have = {(a.case_id, a.k): a for a in self.store.answers(self.run_id) if a.error is None}
+        for k in self.config.ks:
+            missing = [c for c in self.cases if (c.id, k) not in have]
+            if not missing:
+                continue
+            self.progress(f"generating answers at k={k} ({len(missing)} cases)")
+            existing = {answer_key(a): a for a in have.values()}
+            # In slices, so that a budget stop happens between LLM calls, not after all of them.
+            step = self.config.concurrency * 4 if self.comp.llm is not None else len(missing)
+            for start in range(0, len(missing), step):
+                chunk = missing[start : start + step]
+                if self.comp.llm is not None:
+                    self.budget.check_batch(len(chunk))
+                got = await generate_answers(
+                    chunk,
+                    rankings,
+                    self.docs,
+                    [k],
+                    self.comp.generator,
+                    concurrency=self.config.concurrency,
+                    existing=existing,
+                )
+                # An answer reused from a smaller k is stored without usage (paid once).
+                got = [
+                    a.model_copy(update={"usage": TokenUsage()}) if answer_key(a) in existing else a
+                    for a in got
+                ]
+                self.store.put_answers(self.run_id, got)
+                self.budget.spent_on(a.usage for a in got)
+                for a in got:
+                    have[(a.case_id, a.k)] = a
+                    existing[answer_key(a)] = a
+        return have
+
+    # ------------------------------------------------------------------ judging
+
+    def _input(self, case: TestCase, answer: Answer, k: int) -> JudgeInput:
+        return JudgeInput(
+            id=item_id(case.id, k),
+            question=case.question,
+            answer=answer.text,
+            contexts=list(answer.contexts),
+            context_ids=list(answer.context_ids),
+            reference=case.reference,
+        )
+
+    async def _judge(self, judge: Judge, item: JudgeInput) -> JudgeResult:
+        from ragjudge.judges.runner import judge_one
+
+        async with self.sem:
+            if self.comp.llm is None:
+                return await judge_one(judge, item)
+            await self.budget.admit()
+            res: JudgeResult | None = None
+            try:
+                res = await judge_one(judge, item)
+                return res
+            finally:
+                self.budget.done(res.usage if res is not None else None)
+
+    async def judge_all(self, answers: Mapping[tuple[str, int], Answer]) -> None:
+        stored = {
+            (r.case_id, r.k, r.judge): r.result
+            for r in self.store.judge_results(self.run_id)
+            if r.result.status not in RETRYABLE
+        }
+        prefix = [j for j in self.comp.judges if j.name in PREFIX_JUDGES and hasattr(j, "at_k")]
+        others = [j for j in self.comp.judges if j not in prefix]
+        ks = self.config.ks
+
+        # Known results by judge input, so that a resumed run reuses what it stored.
+        seen: dict[str, JudgeResult] = {}
+        for (case_id, k, name), res in stored.items():
+            judge = next((j for j in others if j.name == name), None)
+            ans = answers.get((case_id, k))
+            if judge is not None and ans is not None:
+                seen.setdefault(
+                    _judge_key(judge, self._input(self.case_by_id[case_id], ans, k)), res
+                )
+
+        # Prefix judges: once at k_max, derived at every k.
+        for judge in prefix:
+            todo = []
+            for case in self.cases:
+                if all((case.id, k, judge.name) in stored for k in ks):
+                    continue
+                full = stored.get((case.id, ks[-1], judge.name))
+                ans = answers.get((case.id, ks[-1]))
+                if full is None and ans is not None:
+                    todo.append((case, ans))
+                elif full is not None:
+                    self._store_prefix(judge, case.id, full)
+            if todo:
+                self.progress(f"judging {judge.name} once at k={ks[-1]} ({len(todo)} cases)")
+
+            def on_prefix(case_id: str, _k: int, res: JudgeResult, judge: Judge = judge) -> None:
+                self._store_prefix(judge, case_id, res)
+
+            batch = [(c, ks[-1], self._input(c, a, ks[-1])) for c, a in todo]
+            await self._run_batch(judge, batch, on_result=on_prefix)
+
+        # Other judges: per k, identical inputs once.
+        for k in ks:
+            for judge in others:
+                batch = []
+                copies: list[StoredJudgeResult] = []
+                pending: dict[str, list[str]] = {}
+                for case in self.cases:
+                    ans = answers.get((case.id, k))
+                    if ans is None or (case.id, k, judge.name) in stored:
+                        continue
+                    item = self._input(case, ans, k)
+                    key = _judge_key(judge, item)
+                    if key in seen:
+                        copies.append(
+                            StoredJudgeResult(case.id, k, judge.name, _copy(seen[key], case.id, k))
+                        )
+                    elif key in pending:
+                        pending[key].append(case.id)
+                    else:
+                        pending[key] = []
+                        batch.append((case, k, item))
+                if copies:
+                    self.store.put_judge_results(self.run_id, copies)
+                if not batch:
+                    continue
+                self.progress(f"judging {judge.name} at k={k} ({len(batch)} items)")
+
+                def on_result(
+                    case_id: str,
+                    k_: int,
+                    res: JudgeResult,
+                    judge: Judge = judge,
+                    pending: dict[str, list[str]] = pending,
+                ) -> None:
+                    ans = answers[(case_id, k_)]
+                    key = _judge_key(judge, self._input(self.case_by_id[case_id], ans, k_))
+                    rows = [StoredJudgeResult(case_id, k_, judge.name, res)]
+                    if res.status not in RETRYABLE:
+                        seen[key] = res
+                        rows += [
+                            StoredJudgeResult(c, k_, judge.name, _copy(res, c, k_))
+                            for c in pending.get(key, [])
+                        ]
+                    self.store.put_judge_results(self.run_id, rows)
+
+                await self._run_batch(judge, batch, on_result=on_result)
+
+    def _store_prefix(self, judge: Judge, case_id: str, full: JudgeResult) -> None:
+        ks = self.config.ks
+        rows = [StoredJudgeResult(case_id, ks[-1], judge.name, full)]
+        if full.status not in RETRYABLE:
+            at_k = judge.at_k  # type: ignore[attr-defined]
+            rows += [
+                StoredJudgeResult(case_id, k, judge.name, _copy(at_k(full, k), case_id, k))
+                for k in ks[:-1]
+            ]
+        self.store.put_judge_results(self.run_id, rows)
+
+    async def _run_batch(
+        self,
+        judge: Judge,
+        batch: Sequence[tuple[TestCase, int, JudgeInput]],
+        *,
+        on_result: Callable[[str, int, JudgeResult], None],
+    ) -> None:
+        async def one(case: TestCase, k: int, item: JudgeInput) -> None:
+            res = await self._judge(judge, item)
+            on_result(case.id, k, res)
+
+        tasks = [asyncio.create_task(one(c, k, it)) for c, k, it in batch]
+        try:
+            await asyncio.gather(*tasks)
+        except BudgetExhausted:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+
+def _ledger_sink(store: RunStore, run_id: str) -> Callable[[Any], None]:
+    def sink(entry: Any) -> None:
+        data = entry.model_dump(mode="json") if hasattr(entry, "model_dump") else dict(entry)
+        store.append_ledger(run_id, [data])
+
+    return sink
+
+
+def _attach_ledger(llm: Any, sink: Callable[[Any], None]) -> None:
+    ledger = getattr(llm, "ledger", None)
+    if ledger is None:
+        return
+    hooks = getattr(ledger, "on_entry", None)
+    if isinstance(hooks, list):
+        hooks.append(sink)
+    elif hasattr(ledger, "add_hook"):
+        ledger.add_hook(sink)
+    else:
+        ledger.on_entry = sink
+
+
+def run_sweep(
+    config: SweepConfig,
+    *,
+    store: RunStore | None = None,
+    resume: str | None = None,
+    new: bool = False,
+    components: Components | None = None,
+    testset: TestSet | None = None,
+    progress: Progress | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> SweepOutcome:
+    """Run (or resume) a sweep to its end or to a budget stop; return its summary."""
+    return asyncio.run(
+        arun_sweep(
+            config,
+            store=store,
+            resume=resume,
+            new=new,
+            components=components,
+            testset=testset,
+            progress=progress,
+            tags=tags,
+        )
+    )
+
+
+async def arun_sweep(
+    config: SweepConfig,
+    *,
+    store: RunStore | None = None,
+    resume: str | None = None,
+    new: bool = False,
+    components: Components | None = None,
+    testset: TestSet | None = None,
+    progress: Progress | None = None,
+    tags: Mapping[str, str] | None = None,
+) -> SweepOutcome:
+    """``run_sweep`` inside a running event loop (notebooks)."""
+    say: Progress = progress or (lambda _msg: None)
+    store = store or RunStore()
+    testset = testset or load_dataset(config)
+    check_ks(config, testset)
+    comp = components or build_components(config)
+    chash = config.definition_hash()
+    fresh = RunManifest(
+        run_id=new_run_id(chash),
+        dataset_name=testset.name,
+        dataset_hash=dataset_fingerprint(testset),
+        config_hash=chash,
+        config={"definition": config.definition(), "full": config.model_dump(mode="json")},
+        ragjudge_version=__version__,
+        models=comp.models,
+        prompts=comp.prompts,
+        tags=dict(tags or {}),
+        started_at=now(),
+    )
+    manifest, resumed = select_run(store, fresh, resume=resume, new=new)
+    run_id = manifest.run_id
+    with RunLock(store.path, run_id):
+        if resumed:
+            say(f"resuming run {run_id} (status {manifest.status})")
+            store.set_status(run_id, "running")
+        if comp.llm is not None:
+            _attach_ledger(comp.llm, _ledger_sink(store, run_id))
+        sweep = _Sweep(config, testset, store, run_id, comp, say)
+        status = "finished"
+        try:
+            rankings = sweep.rankings()
+            sweep.retrieval_metrics(rankings)
+            answers = await sweep.answers(rankings)
+            await sweep.judge_all(answers)
+        except BudgetExhausted as exc:
+            status = "stopped_budget"
+            say(f"budget reached: {exc}; resume with a larger budget to continue")
+        except BaseException:
+            store.set_status(run_id, "failed")
+            raise
+        store.set_status(run_id, status, finished=status == "finished")
+    summary = analyse(
+        SweepData.from_store(store, run_id),
+        ks=config.ks,
+        judges=config.judges.names,
+        objective=config.objective,
+        seed=config.seed,
+    )
+    return SweepOutcome(
+        run_id=run_id,
+        status=status,
+        resumed=resumed,
+        summary=summary,
+        counts=store.counts(run_id),
+        llm_calls=sweep.budget.session_calls,
+        cached_calls=sweep.budget.session_cached,
+    )
+
+
+def summarise_run(store: RunStore, run_id: str, config: SweepConfig | None = None) -> SweepSummary:
+    """The summary of a stored run (its own config unless another objective is given)."""
+    m = store.manifest(run_id)
+    cfg = config or SweepConfig.model_validate(m.config["full"])
+    return analyse(
+        SweepData.from_store(store, run_id),
+        ks=cfg.ks,
+        judges=cfg.judges.names,
+        objective=cfg.objective,
+        seed=cfg.seed,
+    )

@@ -1,0 +1,80 @@
+"""The sweep config: validation with named errors, defaults, and the definition hash."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragjudge.errors import ConfigError
+from ragjudge.sweep.config import SweepConfig, diff_definitions, load_config, parse_config
+
+
+def write(tmp_path, text: str):
+    p = tmp_path / "sweep.yaml"
+    p.write_text(text)
+    return p
+
+
+def test_defaults_and_relative_dataset_path(tmp_path):
+    (tmp_path / "data").mkdir()
+    cfg = load_config(write(tmp_path, "dataset: {path: data}\n"))
+    assert cfg.ks == list(range(1, 11)) and cfg.k_max == 10
+    assert cfg.dataset.path == str((tmp_path / "data").resolve())
+    assert cfg.judges.backend == "offline" and len(cfg.judges.names) == 5
+    assert cfg.retriever.kind == "hybrid" and cfg.generator.kind == "extractive"
+
+
+@pytest.mark.parametrize(
+    ("ks", "message"),
+    [
+        ("[0, 1, 2]", "k must be a positive integer; got 0"),
+        ("[3, -1]", "k must be a positive integer; got -1"),
+        ("[1, 2, 2, 3, 3]", "duplicate k values: 2, 3"),
+        ("[]", "ks"),
+    ],
+)
+def test_bad_k_lists(tmp_path, ks, message):
+    with pytest.raises(ConfigError, match=message):
+        load_config(write(tmp_path, f"dataset: {{path: .}}\nks: {ks}\n"))
+
+
+def test_unknown_keys_are_named(tmp_path):
+    text = "dataset: {path: ., splt: test}\nretriver: {kind: bm25}\nbudget: {max_call: 3}\n"
+    with pytest.raises(ConfigError) as exc:
+        load_config(write(tmp_path, text))
+    msg = str(exc.value)
+    assert "unknown key 'retriver'" in msg
+    assert "unknown key 'dataset.splt'" in msg
+    assert "unknown key 'budget.max_call'" in msg
+    assert "sweep.yaml" in msg
+
+
+def test_other_bad_input(tmp_path):
+    with pytest.raises(ConfigError, match="line 2"):
+        load_config(write(tmp_path, "dataset: {path: .}\nks: [1, 2\n"))
+    with pytest.raises(ConfigError, match="cannot read sweep config"):
+        load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="mapping"):
+        parse_config([1, 2])
+    with pytest.raises(ConfigError, match="judge listed more than once: faithfulness"):
+        parse_config({"dataset": {"path": "."}, "judges": {"names": ["faithfulness"] * 2}})
+    with pytest.raises(ConfigError, match=r"retriever\.kind"):
+        parse_config({"dataset": {"path": "."}, "retriever": {"kind": "tfidf"}})
+    with pytest.raises(ConfigError, match="negative objective weight for completeness"):
+        parse_config({"dataset": {"path": "."}, "objective": {"weights": {"completeness": -1}}})
+
+
+def test_definition_hash_ignores_execution_settings_and_location():
+    base = {"dataset": {"path": "/a"}, "ks": [1, 2, 3]}
+    a = SweepConfig.model_validate(base)
+    b = SweepConfig.model_validate(
+        base | {"dataset": {"path": "/b"}, "concurrency": 2, "budget": {"max_calls": 5}}
+    )
+    assert a.definition_hash() == b.definition_hash()
+    c = SweepConfig.model_validate(base | {"ks": [3, 2, 1, 4]})
+    assert c.ks == [1, 2, 3, 4]
+    assert c.definition_hash() != a.definition_hash()
+    assert diff_definitions(a.definition(), c.definition()) == ["ks: [1, 2, 3] -> [1, 2, 3, 4]"]
+    d = SweepConfig.model_validate(base | {"generator": {"kind": "chat"}})
+    assert diff_definitions(a.definition(), d.definition()) == [
+        'generator.kind: "extractive" -> "chat"'
+    ]
