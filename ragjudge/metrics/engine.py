@@ -206,6 +206,8 @@ def _judged_qids(
 ) -> tuple[list[str], int, int]:
     """The evaluated queries (the qrels' order), warning about the ones that need a word."""
     qids = list(qrels)
+    if not qids:
+        raise DataError("no judged queries to evaluate: the qrels are empty")
     run_set = set(run_qids)
     ignored = [q for q in run_set if q not in qrels]
     missing = [q for q in qids if q not in run_set]
@@ -227,8 +229,6 @@ def _report(
     seed: int,
 ) -> MetricsReport:
     keys = metric_keys(ks)
-    if not qids:
-        raise DataError("no judged queries to evaluate: the qrels are empty")
     means = matrix.mean(axis=0)
     intervals = (
         bootstrap_columns(matrix, seed=seed) if ci else [(float(m), float(m)) for m in means]
