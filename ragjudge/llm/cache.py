@@ -1,0 +1,135 @@
+"""Content-addressed cache of successful LLM calls in SQLite (WAL).
+
+Key: SHA-256 of the canonical JSON of (model, sampling parameters, prompt name and version,
+rendered messages, schema JSON). Value: the raw texts of the choices and the usage. The API
+key never enters the key or the value. Each write is its own transaction, so concurrent
+workers (threads or processes) and a crash leave the file consistent; a crashed run resumes
+paying only for the calls it had not finished. Only successful calls are stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ragjudge.home import state_path
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS llm_cache (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    texts TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    estimated INTEGER NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class CachedCall(BaseModel):
+    texts: list[str]
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    estimated: bool = False
+
+
+def cache_key(
+    *,
+    model: str,
+    sampling: dict[str, Any],
+    prompt: str,
+    messages: list[dict[str, Any]],
+    schema_json: str | None,
+) -> str:
+    """SHA-256 hex of the canonical JSON of everything that determines the answer."""
+    payload = json.dumps(
+        {
+            "model": model,
+            "sampling": sampling,
+            "prompt": prompt,
+            "messages": messages,
+            "schema": schema_json,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=str,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class LLMCache:
+    """The cache file (default ``<RAGJUDGE_HOME>/cache.sqlite``); safe to share."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else state_path("cache.sqlite")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA busy_timeout=30000")
+        self._db.execute(_SCHEMA)
+
+    def get(self, key: str) -> CachedCall | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT texts, prompt_tokens, completion_tokens, estimated "
+                "FROM llm_cache WHERE key = ?",
+                (key,),
+            ).fetchone()
+        if row is None:
+            return None
+        return CachedCall(
+            texts=json.loads(row[0]),
+            prompt_tokens=row[1],
+            completion_tokens=row[2],
+            estimated=bool(row[3]),
+        )
+
+    def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    model,
+                    prompt,
+                    json.dumps(call.texts, ensure_ascii=False),
+                    call.prompt_tokens,
+                    call.completion_tokens,
+                    int(call.estimated),
+                    time.time(),
+                ),
+            )
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])
+
+    def stats(self) -> dict[str, Any]:
+        """Entries per (model, prompt)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT model, prompt, COUNT(*) FROM llm_cache GROUP BY model, prompt"
+            ).fetchall()
+        return {"entries": sum(r[2] for r in rows), "by_prompt": [list(r) for r in rows]}
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

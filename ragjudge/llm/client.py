@@ -1,0 +1,530 @@
+"""``LLMClient``: every LLM call ragjudge makes goes through it.
+
+One logical call = cache lookup, then HTTP attempts (retried with exponential back-off and
+jitter on 429, 5xx, timeouts and connection errors; ``Retry-After`` honoured; each attempt in
+the ledger), inside the endpoint's adaptive concurrency limit; for structured calls strict
+validation and at most one repair call. Provider failures never raise: the ``LLMResult``
+carries a typed ``LLMError``. Only configuration mistakes raise (``ConfigError``), when the
+client is built.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from ragjudge.llm import structured as so
+from ragjudge.llm.backend import Backend, BackendError, Completion
+from ragjudge.llm.cache import CachedCall, LLMCache, cache_key
+from ragjudge.llm.ledger import Ledger, LedgerEntry, PriceTable, str_tags
+from ragjudge.llm.limiter import limiter_for
+from ragjudge.llm.settings import LLMSettings
+from ragjudge.llm.tokens import estimate_tokens, text_tokens
+from ragjudge.llm.types import TEMPLATE_HEADER, ErrorKind, LLMError, LLMResult
+from ragjudge.schema import PromptRef, TokenUsage
+
+T = TypeVar("T", bound=BaseModel)
+
+MODES = ("json_schema", "json_object", "prompt")
+_MODE_MEMORY: dict[str, str] = {}
+"""endpoint|model -> the structured mode that endpoint accepted (learned from a 400)."""
+
+
+class _Outcome:
+    """What the attempts of one request produced."""
+
+    def __init__(self) -> None:
+        self.completion: Completion | None = None
+        self.error: BackendError | None = None
+        self.attempts = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.estimated = False
+
+
+class LLMClient:
+    """Async client of one OpenAI-compatible endpoint (or any ``Backend``)."""
+
+    def __init__(
+        self,
+        settings: LLMSettings | None = None,
+        *,
+        ledger: Ledger | None = None,
+        cache: bool | str | Path | LLMCache | None = True,
+        prices: PriceTable | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        self.settings = settings or LLMSettings.from_env()
+        if backend is None:
+            from ragjudge.llm.openai_backend import OpenAIBackend
+
+            backend = OpenAIBackend(self.settings)
+        self.backend: Backend = backend
+        self.ledger = ledger if ledger is not None else Ledger(prices)
+        if cache is True:
+            self.cache: LLMCache | None = LLMCache()
+        elif cache is False or cache is None:
+            self.cache = None
+        elif isinstance(cache, LLMCache):
+            self.cache = cache
+        else:
+            self.cache = LLMCache(cache)
+        self._fatal: BackendError | None = None
+
+    @classmethod
+    def from_env(
+        cls,
+        *,
+        ledger: Ledger | None = None,
+        cache: bool | str | Path | LLMCache | None = True,
+        prices: PriceTable | None = None,
+        **overrides: Any,
+    ) -> LLMClient:
+        return cls(LLMSettings.from_env(**overrides), ledger=ledger, cache=cache, prices=prices)
+
+    @property
+    def model(self) -> str:
+        return self.backend.model
+
+    @property
+    def endpoint(self) -> str:
+        return self.backend.endpoint
+
+    # ------------------------------------------------------------------ public calls
+
+    async def chat(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        prompt: PromptRef,
+        tags: Mapping[str, Any] | None = None,
+        n: int = 1,
+        **sampling: Any,
+    ) -> LLMResult[str]:
+        """Plain completion; ``value`` is the first choice's text, ``texts`` all ``n``."""
+        started = time.perf_counter()
+        call_id, label, tag = uuid.uuid4().hex[:16], _label(prompt), str_tags(tags)
+        params = self._sampling(n, sampling)
+        key = self._key(params, label, messages, None)
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None and len(hit.texts) >= n:
+            return self._cached(hit, hit.texts[0], call_id, label, tag, started)
+        early = self._precheck(messages, params)
+        if early is not None:
+            return self._failed(early, _Outcome(), call_id, label, tag, started)
+        out = _Outcome()
+        texts: list[str] = []
+        finish: list[str | None] = []
+        refusal: str | None = None
+        while len(texts) < n:
+            want = dict(params, n=n - len(texts))
+            got = await self._request(messages, want, None, call_id, label, tag, False)
+            out = _merge(out, got)
+            if got.completion is None:
+                return self._failed(got.error, out, call_id, label, tag, started)
+            texts += got.completion.texts
+            finish += got.completion.finish_reasons
+            refusal = refusal or got.completion.refusal
+        if refusal is not None or "content_filter" in finish:
+            err = LLMError(
+                kind="refused", message=f"the model refused: {refusal or 'content filter'}"
+            )
+            return self._finish(None, texts, err, out, call_id, label, tag, started, {})
+        if self.cache is not None:
+            self.cache.put(key, model=self.model, prompt=label, call=_cached_call(texts[:n], out))
+        meta = {"finish_reasons": finish[:n], "truncated": "length" in finish[:n]}
+        return self._finish(texts[0], texts[:n], None, out, call_id, label, tag, started, meta)
+
+    async def structured(
+        self,
+        messages: list[dict[str, Any]],
+        schema: type[T],
+        *,
+        prompt: PromptRef,
+        tags: Mapping[str, Any] | None = None,
+        validate: Callable[[T], str | None] | None = None,
+        **sampling: Any,
+    ) -> LLMResult[T]:
+        """A reply validated strictly against ``schema`` and then by ``validate`` (an error
+        message or None); a failure of either is a parse failure, answered by at most one
+        repair call."""
+        started = time.perf_counter()
+        call_id, label, tag = uuid.uuid4().hex[:16], _label(prompt), str_tags(tags)
+        sampling.pop("n", None)
+        params = self._sampling(1, sampling)
+        key = self._key(params, label, messages, so.schema_json(schema))
+        hit = self.cache.get(key) if self.cache is not None else None
+        if hit is not None and hit.texts:
+            value, _ = so.parse(hit.texts[0], schema, validate)
+            if value is not None:
+                return self._cached(hit, value, call_id, label, tag, started)
+        early = self._precheck(messages, params)
+        if early is not None:
+            return self._failed(early, _Outcome(), call_id, label, tag, started)
+
+        mode = self._mode()
+        out = _Outcome()
+        while True:
+            sent = messages if mode == "json_schema" else so.with_instruction(messages, schema)
+            fmt = so.response_format(schema, mode)
+            got = await self._request(sent, params, fmt, call_id, label, tag, False)
+            out = _merge(out, got)
+            err = got.error
+            if err is not None and err.format_rejected and mode != "prompt":
+                if self.settings.structured_mode != "auto":
+                    err.message += (
+                        f"; the endpoint does not accept response_format {mode}: set "
+                        "RAGJUDGE_STRUCTURED=auto (or json_object / prompt)"
+                    )
+                    return self._failed(err, out, call_id, label, tag, started)
+                mode = MODES[MODES.index(mode) + 1]
+                _MODE_MEMORY[self._mode_key()] = mode
+                continue
+            break
+        meta: dict[str, Any] = {"mode": mode, "repaired": False}
+        if got.completion is None:
+            return self._failed(got.error, out, call_id, label, tag, started, meta)
+        comp = got.completion
+        text = comp.texts[0] if comp.texts else ""
+        texts = [text]
+        if comp.refusal is not None or "content_filter" in comp.finish_reasons:
+            err2 = LLMError(
+                kind="refused", message=f"the model refused: {comp.refusal or 'content filter'}"
+            )
+            return self._finish(None, texts, err2, out, call_id, label, tag, started, meta)
+        value, problem = so.parse(text, schema, validate)
+        if problem is not None:
+            if "length" in comp.finish_reasons:
+                problem += (
+                    f" (the reply was cut at max_tokens={params.get('max_tokens')}; raise "
+                    "RAGJUDGE_MAX_TOKENS)"
+                )
+            meta["repaired"] = True
+            fix = so.repair_messages(sent, text, problem)
+            got2 = await self._request(fix, params, fmt, call_id, label, tag, True)
+            out = _merge(out, got2)
+            if got2.completion is None:
+                return self._failed(got2.error, out, call_id, label, tag, started, meta, texts)
+            text2 = got2.completion.texts[0] if got2.completion.texts else ""
+            texts.append(text2)
+            value, problem2 = so.parse(text2, schema, validate)
+            if value is None:
+                err3 = LLMError(
+                    kind="parse_error",
+                    message=f"{label}: {problem}; after one repair call: {problem2}",
+                )
+                return self._finish(None, texts, err3, out, call_id, label, tag, started, meta)
+            text = text2
+        if self.cache is not None:
+            self.cache.put(key, model=self.model, prompt=label, call=_cached_call([text], out))
+        return self._finish(value, texts, None, out, call_id, label, tag, started, meta)
+
+    # ------------------------------------------------------------------ one request
+
+    async def _request(
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        fmt: dict[str, Any] | None,
+        call_id: str,
+        label: str,
+        tags: dict[str, str],
+        repair: bool,
+    ) -> _Outcome:
+        """HTTP attempts of one request, each in the ledger; retryable failures retried."""
+        out = _Outcome()
+        if self._fatal is not None:
+            out.error = self._fatal
+            return out
+        s = self.settings
+        limiter = limiter_for(self.endpoint, s.max_concurrency, adaptive=s.adaptive)
+        headers = {TEMPLATE_HEADER: label}
+
+        async def attempt() -> Completion:
+            out.attempts += 1
+            t0 = time.perf_counter()
+            await limiter.acquire()
+            comp: Completion | None = None
+            error: BackendError | None = None
+            try:
+                comp = await self.backend.complete(
+                    messages,
+                    sampling=params,
+                    response_format=fmt,
+                    headers=headers,
+                    timeout=s.timeout,
+                )
+            except BackendError as exc:
+                error = exc
+            finally:
+                await limiter.release(
+                    overloaded=error is not None and error.overloaded, ok=error is None
+                )
+            p = c = 0
+            estimated = False
+            if comp is not None:
+                if comp.prompt_tokens is None or comp.completion_tokens is None:
+                    estimated = True
+                    p = estimate_tokens(messages)
+                    c = sum(text_tokens(t) for t in comp.texts)
+                else:
+                    p, c = comp.prompt_tokens, comp.completion_tokens
+                out.prompt_tokens += p
+                out.completion_tokens += c
+                out.estimated = out.estimated or estimated
+            self.ledger.record(
+                LedgerEntry(
+                    kind="attempt",
+                    call_id=call_id,
+                    tags=tags,
+                    prompt=label,
+                    model=self.model,
+                    prompt_tokens=p,
+                    completion_tokens=c,
+                    estimated=estimated,
+                    attempts=1,
+                    repair=repair,
+                    cost_usd=self.ledger.prices.cost(self.model, p, c),
+                    latency_s=time.perf_counter() - t0,
+                    error_kind=error.kind if error else None,
+                    status=error.status if error else 200,
+                )
+            )
+            if error is not None:
+                if error.fatal:
+                    self._fatal = error
+                raise error
+            assert comp is not None
+            return comp
+
+        try:
+            async for state in AsyncRetrying(
+                stop=stop_after_attempt(s.max_attempts),
+                wait=self._wait,
+                retry=retry_if_exception(lambda e: isinstance(e, BackendError) and e.retryable),
+                reraise=True,
+            ):
+                with state:
+                    out.completion = await attempt()
+        except BackendError as exc:
+            out.error = exc
+            if exc.retryable and out.attempts > 1:
+                exc.message = f"{exc.message} (gave up after {out.attempts} attempts)"
+        return out
+
+    def _wait(self, state: RetryCallState) -> float:
+        s = self.settings
+        exc = state.outcome.exception() if state.outcome is not None else None
+        if isinstance(exc, BackendError) and exc.retry_after is not None:
+            return min(exc.retry_after, s.max_retry_after)
+        backoff = wait_exponential_jitter(
+            initial=s.backoff_initial, max=s.backoff_max, jitter=s.backoff_initial
+        )
+        return float(backoff(state))
+
+    # ------------------------------------------------------------------ helpers
+
+    def _sampling(self, n: int, overrides: Mapping[str, Any]) -> dict[str, Any]:
+        s = self.settings
+        out: dict[str, Any] = {
+            "temperature": s.temperature,
+            "seed": s.seed,
+            "max_tokens": s.max_tokens,
+            "n": n,
+        }
+        out.update(overrides)
+        return out
+
+    def _key(
+        self,
+        params: dict[str, Any],
+        label: str,
+        messages: list[dict[str, Any]],
+        schema: str | None,
+    ) -> str:
+        return cache_key(
+            model=self.model, sampling=params, prompt=label, messages=messages, schema_json=schema
+        )
+
+    def _mode_key(self) -> str:
+        return f"{self.endpoint}|{self.model}"
+
+    def _mode(self) -> str:
+        if self.settings.structured_mode != "auto":
+            return self.settings.structured_mode
+        return _MODE_MEMORY.get(self._mode_key(), "json_schema")
+
+    def _precheck(
+        self, messages: list[dict[str, Any]], params: dict[str, Any]
+    ) -> BackendError | None:
+        window = self.settings.context_window
+        if window is None:
+            return None
+        need = estimate_tokens(messages) + int(params.get("max_tokens") or 0)
+        if need <= window:
+            return None
+        return BackendError(
+            "context_too_long",
+            f"the prompt (~{estimate_tokens(messages)} tokens) plus max_tokens "
+            f"{params.get('max_tokens')} exceeds the context window of {self.model!r} "
+            f"({window} tokens, RAGJUDGE_CONTEXT_WINDOW); nothing was sent: use fewer or "
+            "shorter contexts, lower RAGJUDGE_MAX_TOKENS, or a model with a longer window",
+        )
+
+    def _usage(self, out: _Outcome, repaired: bool) -> TokenUsage:
+        return TokenUsage(
+            prompt_tokens=out.prompt_tokens,
+            completion_tokens=out.completion_tokens,
+            calls=1 + int(repaired),
+            cost_usd=self.ledger.prices.cost(self.model, out.prompt_tokens, out.completion_tokens),
+            estimated=out.estimated,
+        )
+
+    def _cached(
+        self,
+        hit: CachedCall,
+        value: Any,
+        call_id: str,
+        label: str,
+        tags: dict[str, str],
+        started: float,
+    ) -> LLMResult[Any]:
+        self.ledger.record(
+            LedgerEntry(
+                kind="call",
+                call_id=call_id,
+                tags=tags,
+                prompt=label,
+                model=self.model,
+                cached=True,
+                latency_s=time.perf_counter() - started,
+            )
+        )
+        return LLMResult(
+            value=value,
+            texts=list(hit.texts),
+            usage=TokenUsage(cached_calls=1),
+            cached=True,
+            model=self.model,
+            meta={"call_id": call_id},
+        )
+
+    def _failed(
+        self,
+        error: BackendError | None,
+        out: _Outcome,
+        call_id: str,
+        label: str,
+        tags: dict[str, str],
+        started: float,
+        meta: dict[str, Any] | None = None,
+        texts: list[str] | None = None,
+    ) -> LLMResult[Any]:
+        kind: ErrorKind = error.kind if error is not None else "provider_error"
+        message = error.message if error is not None else "no reply"
+        err = LLMError(kind=kind, message=f"{label}: {message}")
+        return self._finish(None, texts or [], err, out, call_id, label, tags, started, meta or {})
+
+    def _finish(
+        self,
+        value: Any,
+        texts: list[str],
+        error: LLMError | None,
+        out: _Outcome,
+        call_id: str,
+        label: str,
+        tags: dict[str, str],
+        started: float,
+        meta: dict[str, Any],
+    ) -> LLMResult[Any]:
+        repaired = bool(meta.get("repaired"))
+        usage = self._usage(out, repaired)
+        self.ledger.record(
+            LedgerEntry(
+                kind="call",
+                call_id=call_id,
+                tags=tags,
+                prompt=label,
+                model=self.model,
+                prompt_tokens=usage.prompt_tokens,
+                completion_tokens=usage.completion_tokens,
+                estimated=usage.estimated,
+                attempts=out.attempts,
+                repair=repaired,
+                cost_usd=usage.cost_usd,
+                latency_s=time.perf_counter() - started,
+                error_kind=error.kind if error else None,
+            )
+        )
+        return LLMResult(
+            value=value,
+            texts=texts,
+            error=error,
+            usage=usage,
+            attempts=out.attempts,
+            model=self.model,
+            meta={"call_id": call_id, **meta},
+        )
+
+    async def list_models(self) -> list[str]:
+        """Model ids the endpoint serves (raises ``ConfigError`` with the reason if it cannot
+        be asked)."""
+        from ragjudge.errors import ConfigError
+
+        lister = getattr(self.backend, "list_models", None)
+        if lister is None:
+            return [self.model]
+        try:
+            return list(await lister())
+        except BackendError as exc:
+            raise ConfigError(exc.message) from None
+
+    async def aclose(self) -> None:
+        await self.backend.aclose()
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _label(prompt: PromptRef) -> str:
+    return f"{prompt.name}@{prompt.version}"
+
+
+def _merge(a: _Outcome, b: _Outcome) -> _Outcome:
+    out = _Outcome()
+    out.completion, out.error = b.completion, b.error
+    out.attempts = a.attempts + b.attempts
+    out.prompt_tokens = a.prompt_tokens + b.prompt_tokens
+    out.completion_tokens = a.completion_tokens + b.completion_tokens
+    out.estimated = a.estimated or b.estimated
+    return out
+
+
+def _cached_call(texts: list[str], out: _Outcome) -> CachedCall:
+    return CachedCall(
+        texts=texts,
+        prompt_tokens=out.prompt_tokens,
+        completion_tokens=out.completion_tokens,
+        estimated=out.estimated,
+    )

@@ -1,0 +1,246 @@
+"""The OpenAI-compatible backend: the ``openai`` SDK's async client with its own retries off
+(``max_retries=0``; the LLM client's retries are the only ones), and the mapping of every
+SDK failure onto a typed ``BackendError`` whose message names the cause and the fix."""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import time
+from typing import TYPE_CHECKING, Any
+
+from ragjudge.llm.backend import BackendError, Completion
+from ragjudge.llm.settings import LLMSettings
+
+if TYPE_CHECKING:
+    import httpx
+    import openai
+
+_CONTEXT_HINTS = (
+    "context length",
+    "context_length",
+    "maximum context",
+    "context window",
+    "too many tokens",
+    "prompt is too long",
+    "exceeds the model",
+    "input is too long",
+)
+_FORMAT_HINTS = ("response_format", "json_schema", "json_object", "response format", "schema")
+
+
+def retry_after(headers: httpx.Headers | None) -> float | None:
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date)."""
+    if headers is None:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        try:
+            return max(0.0, float(ms) / 1000)
+        except ValueError:
+            pass
+    raw = headers.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(raw)
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def _detail(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        msg = body.get("message") or (body.get("error") or {}).get("message")
+        if msg:
+            return str(msg)
+    return str(getattr(exc, "message", None) or exc)
+
+
+class OpenAIBackend:
+    """One endpoint through ``openai.AsyncOpenAI`` (one SDK client per event loop)."""
+
+    def __init__(self, settings: LLMSettings) -> None:
+        self.settings = settings
+        self.endpoint = settings.base_url.rstrip("/")
+        self.model = settings.model
+        self._key = settings.key_value()  # raises ConfigError for a remote endpoint w/o key
+        self._clients: dict[int, tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI]] = {}
+
+    def _client(self) -> openai.AsyncOpenAI:
+        import httpx
+        import openai
+
+        loop = asyncio.get_running_loop()
+        entry = self._clients.get(id(loop))
+        if entry is not None and entry[0] is loop:
+            return entry[1]
+        cap = self.settings.max_concurrency
+        client = openai.AsyncOpenAI(
+            base_url=self.endpoint,
+            api_key=self._key,
+            max_retries=0,
+            timeout=self.settings.timeout,
+            http_client=httpx.AsyncClient(
+                limits=httpx.Limits(max_connections=cap + 4, max_keepalive_connections=cap + 4),
+                timeout=self.settings.timeout,
+            ),
+        )
+        self._clients[id(loop)] = (loop, client)
+        return client
+
+    async def complete(
+        self,
+        messages: list[dict[str, Any]],
+        *,
+        sampling: dict[str, Any],
+        response_format: dict[str, Any] | None,
+        headers: dict[str, str],
+        timeout: float,
+    ) -> Completion:
+        import openai
+
+        kwargs: dict[str, Any] = {k: v for k, v in sampling.items() if v is not None}
+        if kwargs.get("n") == 1:
+            kwargs.pop("n")
+        if response_format is not None:
+            kwargs["response_format"] = response_format
+        try:
+            resp = await self._client().chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]
+                extra_headers=headers,
+                timeout=timeout,
+                **kwargs,
+            )
+        except openai.APIError as exc:
+            raise self._map(exc, response_format is not None) from None
+        except Exception as exc:  # a body the SDK cannot decode, a broken stream
+            raise BackendError(
+                "provider_error",
+                f"malformed response from {self.endpoint}: {type(exc).__name__}: {exc}",
+                retryable=True,
+            ) from None
+        if not getattr(resp, "choices", None):
+            raise BackendError(
+                "provider_error", f"{self.endpoint} returned no choices", retryable=True
+            )
+        usage = resp.usage
+        return Completion(
+            texts=[c.message.content or "" for c in resp.choices],
+            finish_reasons=[c.finish_reason for c in resp.choices],
+            refusal=next((c.message.refusal for c in resp.choices if c.message.refusal), None),
+            prompt_tokens=usage.prompt_tokens if usage else None,
+            completion_tokens=usage.completion_tokens if usage else None,
+            model=resp.model or self.model,
+        )
+
+    def _map(self, exc: openai.APIError, formatted: bool) -> BackendError:
+        import openai
+
+        url = self.endpoint
+        if isinstance(exc, openai.APITimeoutError):
+            return BackendError(
+                "timeout",
+                f"no answer from {url} within {self.settings.timeout:g} s; raise "
+                "RAGJUDGE_TIMEOUT or lower RAGJUDGE_MAX_CONCURRENCY",
+                retryable=True,
+            )
+        if isinstance(exc, openai.APIConnectionError):
+            cause = exc.__cause__ or exc.__context__
+            why = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+            return BackendError(
+                "provider_error",
+                f"cannot reach the LLM endpoint {url} ({why}); is the server running? "
+                "check OPENAI_BASE_URL (it usually ends in /v1)",
+                retryable=True,
+            )
+        if not isinstance(exc, openai.APIStatusError):
+            return BackendError("provider_error", f"{url}: {exc}", retryable=True)
+        status = exc.status_code
+        detail = _detail(exc)
+        low = detail.lower()
+        wait = retry_after(exc.response.headers)
+        if status == 429:
+            if "insufficient_quota" in low or ("quota" in low and "exceeded" in low):
+                return BackendError(
+                    "rate_limited",
+                    f"{url} says the account's quota is exhausted (429: {detail}); add "
+                    "credit or use another key",
+                    status=status,
+                    fatal=True,
+                )
+            return BackendError(
+                "rate_limited",
+                f"rate limited by {url} (429: {detail}); lower RAGJUDGE_MAX_CONCURRENCY "
+                "or raise RAGJUDGE_MAX_ATTEMPTS",
+                retryable=True,
+                overloaded=True,
+                retry_after=wait,
+                status=status,
+            )
+        if status in (401, 403):
+            return BackendError(
+                "provider_error",
+                f"{url} rejected the API key ({status}: {detail}); check OPENAI_API_KEY "
+                "(or RAGJUDGE_API_KEY)",
+                status=status,
+                fatal=True,
+            )
+        if status == 404:
+            return BackendError(
+                "provider_error",
+                f"model {self.model!r} not found at {url} (404: {detail}); set "
+                "RAGJUDGE_MODEL to a model the endpoint serves (`ragjudge llm check` lists "
+                "them) and check that OPENAI_BASE_URL ends in /v1",
+                status=status,
+                fatal=True,
+            )
+        if status in (400, 413, 422):
+            if status == 413 or any(h in low for h in _CONTEXT_HINTS):
+                return BackendError(
+                    "context_too_long",
+                    f"the prompt is over the context window of {self.model!r} ({status}: "
+                    f"{detail}); use fewer or shorter contexts (a smaller k or a tighter "
+                    "context budget) or a model with a longer window",
+                    status=status,
+                )
+            if formatted and any(h in low for h in _FORMAT_HINTS):
+                return BackendError(
+                    "provider_error",
+                    f"{url} rejected the structured-output request ({status}: {detail})",
+                    status=status,
+                    format_rejected=True,
+                )
+            return BackendError(
+                "provider_error",
+                f"{url} rejected the request ({status}: {detail})",
+                status=status,
+            )
+        if status >= 500:
+            return BackendError(
+                "provider_error",
+                f"{url} failed ({status}: {detail})",
+                retryable=True,
+                overloaded=status in (502, 503, 504, 529),
+                retry_after=wait,
+                status=status,
+            )
+        return BackendError("provider_error", f"{url}: {status}: {detail}", status=status)
+
+    async def list_models(self) -> list[str]:
+        """Model ids the endpoint serves (``GET /models``)."""
+        import openai
+
+        try:
+            page = await self._client().models.list()
+        except openai.APIError as exc:
+            raise self._map(exc, False) from None
+        return [m.id for m in page.data]
+
+    async def aclose(self) -> None:
+        clients, self._clients = self._clients, {}
+        for loop, client in clients.values():
+            if loop is asyncio.get_running_loop():
+                await client.close()

@@ -1,0 +1,134 @@
+"""Configuration of the LLM layer: endpoint, model, key, sampling defaults, limits.
+
+Precedence: explicit overrides > ``RAGJUDGE_*`` variables > ``OPENAI_*`` variables > defaults.
+The API key is a ``SecretStr``: it is never printed, logged, cached or stored (``repr`` and
+``safe_dict`` hide it).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+from ragjudge.errors import ConfigError
+
+OPENAI_URL = "https://api.openai.com/v1"
+LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0", "host.docker.internal"}
+NO_KEY = "sk-no-key-required"
+"""Placeholder sent to local endpoints that need no key (the SDK insists on one)."""
+
+StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
+
+_ENV: dict[str, tuple[str, ...]] = {
+    "base_url": ("RAGJUDGE_BASE_URL", "OPENAI_BASE_URL"),
+    "api_key": ("RAGJUDGE_API_KEY", "OPENAI_API_KEY"),
+    "model": ("RAGJUDGE_MODEL",),
+    "temperature": ("RAGJUDGE_TEMPERATURE",),
+    "seed": ("RAGJUDGE_SEED",),
+    "max_tokens": ("RAGJUDGE_MAX_TOKENS",),
+    "timeout": ("RAGJUDGE_TIMEOUT",),
+    "max_concurrency": ("RAGJUDGE_MAX_CONCURRENCY",),
+    "max_attempts": ("RAGJUDGE_MAX_ATTEMPTS",),
+    "context_window": ("RAGJUDGE_CONTEXT_WINDOW",),
+    "structured_mode": ("RAGJUDGE_STRUCTURED",),
+    "adaptive": ("RAGJUDGE_ADAPTIVE_CONCURRENCY",),
+    "backoff_initial": ("RAGJUDGE_BACKOFF",),
+    "backoff_max": ("RAGJUDGE_BACKOFF_MAX",),
+}
+
+
+def _is_local(url: str) -> bool:
+    host = (urlparse(url).hostname or "").lower()
+    return host in LOCAL_HOSTS or host.endswith(".local") or host.startswith("127.")
+
+
+class LLMSettings(BaseModel):
+    """Everything the client needs to reach one OpenAI-compatible endpoint."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = OPENAI_URL
+    api_key: SecretStr | None = None
+    model: str = "gpt-4o-mini"
+    temperature: float = 0.0
+    seed: int | None = 0
+    max_tokens: int | None = 2048
+    timeout: float = Field(60.0, gt=0)
+    """Seconds per HTTP attempt."""
+    max_concurrency: int = Field(8, ge=1)
+    """User cap on requests in flight per endpoint; the adaptive limit stays within it."""
+    adaptive: bool = True
+    """Additive increase / multiplicative decrease of the limit on 429 and overload."""
+    max_attempts: int = Field(6, ge=1)
+    """HTTP attempts per request (first try plus retries)."""
+    backoff_initial: float = Field(0.5, ge=0)
+    backoff_max: float = Field(30.0, ge=0)
+    max_retry_after: float = Field(120.0, ge=0)
+    """Longest ``Retry-After`` honoured; longer waits are capped to this."""
+    context_window: int | None = None
+    """Tokens the model accepts; when set, over-long prompts fail before anything is sent."""
+    structured_mode: StructuredMode = "auto"
+    """``auto`` tries json_schema, then json_object, then prompt-only (remembered per endpoint)."""
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMSettings:
+        """Settings from the environment; ``overrides`` (non-None) win. Bad values raise
+        ``ConfigError`` naming the variable."""
+        values: dict[str, Any] = {}
+        for field, names in _ENV.items():
+            for name in names:
+                raw = os.environ.get(name)
+                if raw is not None and raw.strip() != "":
+                    values[field] = raw.strip()
+                    break
+        if "adaptive" in values:
+            values["adaptive"] = str(values["adaptive"]).lower() not in ("0", "false", "no", "off")
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        if isinstance(values.get("api_key"), str):
+            values["api_key"] = SecretStr(values["api_key"])
+        try:
+            settings = cls(**values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            field = str(err["loc"][0]) if err["loc"] else "?"
+            env = "/".join(_ENV.get(field, ())) or field
+            raise ConfigError(
+                f"invalid LLM setting {field} ({env}): {err['msg']}; fix the value or unset it"
+            ) from None
+        return settings
+
+    @staticmethod
+    def configured() -> bool:
+        """True when an endpoint is configured in the environment (a base URL or a key);
+        callers use it to choose LLM judges over the offline defaults."""
+        return any(
+            (os.environ.get(name) or "").strip()
+            for names in (_ENV["base_url"], _ENV["api_key"])
+            for name in names
+        )
+
+    @property
+    def is_local(self) -> bool:
+        return _is_local(self.base_url)
+
+    def key_value(self) -> str:
+        """The key to send; local endpoints without one get a placeholder. A remote endpoint
+        without a key raises ``ConfigError``."""
+        if self.api_key is not None and self.api_key.get_secret_value():
+            return self.api_key.get_secret_value()
+        if self.is_local:
+            return NO_KEY
+        raise ConfigError(
+            f"no API key for the LLM endpoint {self.base_url}: set OPENAI_API_KEY "
+            "(or RAGJUDGE_API_KEY), or point OPENAI_BASE_URL at a local server "
+            "(vLLM, Ollama, llama.cpp, LiteLLM); without either, ragjudge runs offline judges"
+        )
+
+    def safe_dict(self) -> dict[str, Any]:
+        """The settings without the key (for manifests and logs)."""
+        out = self.model_dump(exclude={"api_key"})
+        out["api_key_set"] = self.api_key is not None
+        return out

@@ -1,0 +1,121 @@
+"""Structured output: the schema sent to the endpoint, the instruction for JSON and
+prompt-only modes, extraction and strict validation of the reply, and the repair message.
+
+The JSON schema of a class is computed once (``schema_json`` is cached per class).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(?P<body>.*?)\n?```\s*$", re.S)
+_NAME = re.compile(r"[^a-zA-Z0-9_-]")
+
+
+@cache
+def schema_dict(schema: type[BaseModel]) -> dict[str, Any]:
+    return schema.model_json_schema()
+
+
+@cache
+def schema_json(schema: type[BaseModel]) -> str:
+    """Canonical JSON of the class's schema (enters cache keys and prompts)."""
+    return json.dumps(schema_dict(schema), sort_keys=True, separators=(",", ":"))
+
+
+def response_format(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
+    """The ``response_format`` request field for ``mode`` (None for prompt-only)."""
+    if mode == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {
+                "name": _NAME.sub("_", schema.__name__)[:64] or "output",
+                "schema": schema_dict(schema),
+                "strict": False,
+            },
+        }
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
+
+
+def instruction(schema: type[BaseModel]) -> str:
+    return (
+        "Reply with one JSON object only (no prose, no code fence) that matches this JSON "
+        f"schema:\n{schema_json(schema)}"
+    )
+
+
+def with_instruction(
+    messages: list[dict[str, Any]], schema: type[BaseModel]
+) -> list[dict[str, Any]]:
+    """``messages`` with the JSON instruction appended to the system message (or added as
+    one); used in json_object and prompt-only modes."""
+    text = instruction(schema)
+    out = [dict(m) for m in messages]
+    for m in out:
+        if m.get("role") == "system" and isinstance(m.get("content"), str):
+            m["content"] = f"{m['content']}\n\n{text}"
+            return out
+    return [{"role": "system", "content": text}, *out]
+
+
+def extract_json(text: str) -> str:
+    """The JSON part of a reply: a code fence is unwrapped, surrounding prose dropped (from
+    the first ``{`` to the last ``}``)."""
+    m = _FENCE.match(text)
+    if m:
+        text = m["body"]
+    text = text.strip()
+    if text.startswith("{"):
+        return text
+    start, end = text.find("{"), text.rfind("}")
+    return text[start : end + 1] if 0 <= start < end else text
+
+
+def parse(
+    text: str,
+    schema: type[T],
+    validate: Callable[[T], str | None] | None = None,
+) -> tuple[T | None, str | None]:
+    """``(value, None)`` or ``(None, error message)``: strict validation of the JSON, then the
+    caller's check."""
+    body = extract_json(text)
+    try:
+        value = schema.model_validate_json(body, strict=True)
+    except ValidationError as exc:
+        errs = exc.errors(include_url=False)
+        if errs and errs[0]["type"] == "json_invalid":
+            return None, f"the reply is not valid JSON ({errs[0]['msg']})"
+        shown = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in errs[:5]
+        )
+        return None, f"the reply does not match the schema: {shown}"
+    if validate is not None:
+        problem = validate(value)
+        if problem:
+            return None, problem
+    return value, None
+
+
+def repair_messages(
+    messages: list[dict[str, Any]], bad_reply: str, problem: str
+) -> list[dict[str, Any]]:
+    """The one repair call: the conversation, the unusable reply and what was wrong with it."""
+    return [
+        *messages,
+        {"role": "assistant", "content": bad_reply},
+        {
+            "role": "user",
+            "content": f"Your reply could not be used: {problem}. Reply again with only the "
+            "corrected JSON object.",
+        },
+    ]
