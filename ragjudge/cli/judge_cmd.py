@@ -14,6 +14,18 @@ from ragjudge.errors import ConfigError
 
 DEFAULT_JUDGES = "faithfulness,answer_relevancy,completeness,context_recall,context_precision"
 BACKENDS = ("offline", "llm", "ragas")
+"""Built-in backends; a plugin may register judges under any other backend name."""
+
+
+def import_plugins(modules: list[str]) -> None:
+    """Import user modules that register their own judges (``--plugin``)."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(f"cannot import plugin {module!r}: {exc}") from exc
 
 
 def default_backend() -> str:
@@ -26,10 +38,16 @@ def default_backend() -> str:
 
 def build_judges(names: list[str], backend: str, concurrency: int) -> list[Any]:
     """The named judges of ``backend``; LLM-backed ones share one client."""
-    from ragjudge.judges.registry import create_judge
+    from ragjudge.judges.registry import available, create_judge
 
-    if backend not in BACKENDS:
-        raise ConfigError(f"unknown backend {backend!r}; use one of: {', '.join(BACKENDS)}")
+    known = available()
+    for name in names:  # fail on a bad name before any client is built
+        if name not in known:
+            raise ConfigError(f"unknown judge {name!r}; known judges: {', '.join(sorted(known))}")
+        if backend not in known[name]:
+            raise ConfigError(
+                f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
+            )
     options: dict[str, Any] = {}
     if backend in ("llm", "ragas"):
         from ragjudge.judges.llm.base import default_client
@@ -72,12 +90,17 @@ def register(app: typer.Typer) -> None:
         input: Path = typer.Option(..., "--input", "-i", help="Rows: question, answer, contexts."),
         judges: str = typer.Option(DEFAULT_JUDGES, "--judges", help="Comma-separated names."),
         backend: str | None = typer.Option(
-            None, "--backend", help="offline | llm | ragas (default: llm if configured)."
+            None,
+            "--backend",
+            help="offline | llm | ragas | a plugin's (default: llm if configured).",
         ),
         output: Path | None = typer.Option(None, "--output", "-o", help="Result rows (JSONL)."),
         json_summary: Path | None = typer.Option(None, "--json", help="Summary as JSON."),
         concurrency: int = typer.Option(16, "--concurrency", min=1, help="Calls in flight."),
         progress: bool = typer.Option(True, "--progress/--no-progress"),
+        plugin: list[str] = typer.Option(
+            [], "--plugin", help="Module to import first (registers your own judges)."
+        ),
     ) -> None:
         """Score each row with the judges; print mean ± CI and coverage per judge."""
         from rich.console import Console
@@ -87,6 +110,7 @@ def register(app: typer.Typer) -> None:
         from ragjudge.schema import TokenUsage
         from ragjudge.stats import aggregate
 
+        import_plugins(plugin)
         names = parse_names(judges)
         rows, items = read_items(input)
         chosen = backend or default_backend()

@@ -10,7 +10,7 @@ the same name, usage and the model's raw text kept on the result.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -24,6 +24,9 @@ from ragjudge.schema import (
     PromptRef,
     TokenUsage,
 )
+
+if TYPE_CHECKING:
+    from ragjudge.llm import LLMClient
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -45,12 +48,12 @@ class StructuredClient(Protocol):
     ) -> LLMResult[T]: ...
 
 
-def default_client(**overrides: Any) -> Any:
-    """The ``ragjudge.llm.LLMClient`` configured from the environment (``OPENAI_BASE_URL``
-    etc.), ``overrides`` winning."""
-    import importlib
+def default_client(**overrides: Any) -> LLMClient:
+    """The LLM client configured from the environment (``OPENAI_BASE_URL`` etc.),
+    ``overrides`` winning."""
+    from ragjudge.llm import LLMClient
 
-    return importlib.import_module("ragjudge.llm").LLMClient.from_env(**overrides)
+    return LLMClient.from_env(**overrides)
 
 
 def check_chunk_ids(ids: Sequence[int], n: int, where: str) -> str | None:
