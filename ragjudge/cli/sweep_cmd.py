@@ -1,10 +1,189 @@
-"""Commands of this area (filled in by its issue)."""
+"""Commands of the k-sweep area: ``sweep``, ``runs list|show|export|tag`` and ``demo``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ragjudge.sweep.analysis import SweepSummary
+
+runs_app = typer.Typer(help="Inspect and export the runs in the run store.", no_args_is_help=True)
+
+
+def _console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True, highlight=False)
+
+
+def _print_summary(summary: SweepSummary) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragjudge.sweep.render import choice_sentence
+
+    table = Table(title=f"run {summary.run_id}: mean per k (CI and coverage in metrics.csv)")
+    table.add_column("metric")
+    for k in summary.ks:
+        style = "bold green" if k == summary.choice.best_k else None
+        table.add_column(f"k={k}", justify="right", style=style)
+    tables = summary.table()
+    for name in [*summary.judges, *summary.retrieval_metrics, "objective"]:
+        cells = []
+        for k in summary.ks:
+            a = tables.get(name, {}).get(k)
+            cells.append(f"{a.mean:.3f}" if a is not None and a.mean is not None else "n/a")
+        table.add_row(name, *cells)
+    out = Console()
+    out.print(table)
+    out.print(choice_sentence(summary))
+
+
+def sweep(
+    config: Path = typer.Option(..., "--config", "-c", help="The sweep YAML file."),
+    resume: str | None = typer.Option(
+        None, "--resume", help="Resume this run (id, unique prefix or 'latest')."
+    ),
+    new: bool = typer.Option(
+        False, "--new", help="Start a new run even if an unfinished one with this config exists."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder for tables, plots and summary (default: sweep-RUN_ID)."
+    ),
+    tag: list[str] = typer.Option([], "--tag", help="Tag the run (repeatable; TAG or TAG=VALUE)."),
+) -> None:
+    """Run a k-sweep: retrieve once, generate and judge at every k, choose k with confidence.
+
+    Running the same command again resumes an unfinished run of the same config.
+    """
+    from ragjudge.store import RunStore
+    from ragjudge.sweep.config import load_config
+    from ragjudge.sweep.render import write_report
+    from ragjudge.sweep.run import run_sweep
+
+    cfg = load_config(config)
+    err = _console()
+    tags = {name: value for name, _, value in (t.partition("=") for t in tag)}
+    outcome = run_sweep(
+        cfg, store=RunStore(), resume=resume, new=new, progress=err.print, tags=tags
+    )
+    folder = out or Path(f"sweep-{outcome.run_id}")
+    write_report(outcome.summary, folder)
+    _print_summary(outcome.summary)
+    err.print(
+        f"run {outcome.run_id}: {outcome.status}; LLM calls sent {outcome.llm_calls}, "
+        f"cache hits {outcome.cached_calls}; report in {folder}/"
+    )
+    if outcome.status == "stopped_budget":
+        raise typer.Exit(3)
+
+
+def demo(
+    out: Path = typer.Option(Path("ragjudge-demo"), "--out", help="Folder for the results."),
+) -> None:
+    """The k-sweep, offline, on the bundled demo set: prints the chosen k, writes a report."""
+    from ragjudge.sweep.demo import run_demo
+
+    result = run_demo(out, progress=_console().print)
+    _print_summary(result.summary)
+    best = result.summary.choice.best_k
+    print(f"chosen k = {best}; tables, plots and summary in {out}/ (open {out}/summary.html)")
+
+
+@runs_app.command("list")
+def runs_list() -> None:
+    """Every run in the store, oldest first."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragjudge.store import RunStore
+
+    store = RunStore()
+    table = Table(title=f"runs in {store.path}")
+    for col in ("run", "status", "dataset", "started", "finished", "answers", "judged", "tags"):
+        table.add_column(col)
+    for m in store.list_runs():
+        n = store.counts(m.run_id)
+        tags = ", ".join(f"{t}={v}" if v else t for t, v in m.tags.items())
+        table.add_row(
+            m.run_id,
+            m.status,
+            m.dataset_name,
+            m.started_at,
+            m.finished_at or "",
+            str(n["answers"]),
+            str(n["judge_results"]),
+            tags,
+        )
+    Console().print(table)
+
+
+@runs_app.command("show")
+def runs_show(
+    run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the report to this folder."),
+) -> None:
+    """A run's manifest, per-k means and choice of k."""
+    from rich.console import Console
+
+    from ragjudge.store import RunStore
+    from ragjudge.sweep.render import write_report
+    from ragjudge.sweep.run import summarise_run
+
+    store = RunStore()
+    run_id = store.resolve(run)
+    m = store.manifest(run_id)
+    con = Console()
+    con.print(f"[bold]{m.run_id}[/]  status {m.status}  started {m.started_at}")
+    con.print(f"data set {m.dataset_name} (hash {m.dataset_hash}), config {m.config_hash}")
+    con.print(f"models {m.models}; prompts {m.prompts}; ragjudge {m.ragjudge_version}")
+    con.print(f"rows {store.counts(run_id)}")
+    summary = summarise_run(store, run_id)
+    _print_summary(summary)
+    if out is not None:
+        write_report(summary, out)
+        con.print(f"report in {out}/")
+
+
+@runs_app.command("export")
+def runs_export(
+    run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
+    fmt: str = typer.Option("parquet", "--format", "-f", help="parquet, csv, jsonl or hf."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="Output file (folder for hf)."),
+) -> None:
+    """Export a run as one row per (case, k): answers, judge scores and statuses, metrics."""
+    from ragjudge.store import RunStore
+    from ragjudge.store.export import export_run
+
+    store = RunStore()
+    run_id = store.resolve(run)
+    suffix = "" if fmt == "hf" else f".{fmt}"
+    path = export_run(store, run_id, fmt, out or Path(f"{run_id}{suffix}"))
+    print(f"wrote {path}")
+
+
+@runs_app.command("tag")
+def runs_tag(
+    run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
+    tag: str = typer.Argument(..., help="TAG or TAG=VALUE."),
+) -> None:
+    """Tag a run (e.g. ``baseline``), for the regression report to find it."""
+    from ragjudge.store import RunStore
+
+    store = RunStore()
+    run_id = store.resolve(run)
+    name, _, value = tag.partition("=")
+    store.tag(run_id, name, value)
+    print(f"tagged {run_id} with {tag}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the app."""
-    del app
+    app.command("sweep")(sweep)
+    app.command("demo")(demo)
+    app.add_typer(runs_app, name="runs")

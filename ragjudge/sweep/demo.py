@@ -1,0 +1,28 @@
+"""``ragjudge demo``: the k-sweep on the bundled demo set, offline, written to one folder.
+
+Runs ``datasets/demo/sweep.yaml`` (hybrid retrieval, extractive generator, offline judges,
+k = 1..10) into the project's run store and writes tables, plots and a Markdown/HTML summary.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ragjudge.resources import demo_dir
+from ragjudge.store import RunStore
+from ragjudge.sweep.config import SweepConfig, load_config
+from ragjudge.sweep.render import write_report
+from ragjudge.sweep.run import Progress, SweepOutcome, run_sweep
+
+
+def demo_config() -> SweepConfig:
+    return load_config(demo_dir() / "sweep.yaml")
+
+
+def run_demo(
+    out: Path, *, store: RunStore | None = None, progress: Progress | None = None
+) -> SweepOutcome:
+    """Run the demo sweep (resuming an unfinished demo run) and write its report to ``out``."""
+    outcome = run_sweep(demo_config(), store=store, progress=progress, tags={"demo": ""})
+    write_report(outcome.summary, out)
+    return outcome
