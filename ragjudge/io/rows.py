@@ -56,15 +56,25 @@ def file_format(path: Path) -> str:
     )
 
 
+def _raw_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Decoded physical lines with their line endings, decoded one by one so that a decoding
+    error names its line."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"not valid UTF-8 ({exc.reason})", path=path, line=line_no) from exc
+            if line_no == 1:
+                text = text.removeprefix("\ufeff")
+            yield line_no, text
+
+
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Physical lines without their line ending; decoding errors name the line."""
-    with open_text(path) as fh:
-        line_no = 0
-        try:
-            for line_no, raw in enumerate(fh, start=1):
-                yield line_no, raw.rstrip("\r\n")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"not valid UTF-8 ({exc.reason})", path=path, line=line_no + 1) from exc
+    for line_no, text in _raw_lines(path):
+        yield line_no, text.rstrip("\r\n")
 
 
 def iter_jsonl(path: Path) -> Iterator[tuple[int, Row]]:
@@ -105,34 +115,29 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Row]]:
 
 
 def iter_csv(path: Path, *, delimiter: str = ",") -> Iterator[tuple[int, Row]]:
-    with open_text(path) as fh:
-        reader = csv.reader(fh, delimiter=delimiter)
-        try:
-            header = next(reader, None)
-            if header is None:
-                return
-            header = [h.strip() for h in header]
-            dupes = sorted({h for h in header if header.count(h) > 1})
-            if dupes:
-                raise DataError(f"header repeats column(s) {dupes}", path=path, line=1)
-            start = reader.line_num + 1
-            for values in reader:
-                line_no, start = start, reader.line_num + 1
-                if not values or (len(values) == 1 and not values[0].strip()):
-                    continue
-                if len(values) != len(header):
-                    raise DataError(
-                        f"row has {len(values)} fields, the header has {len(header)}",
-                        path=path,
-                        line=line_no,
-                    )
-                yield line_no, dict(zip(header, values, strict=True))
-        except UnicodeDecodeError as exc:
-            raise DataError(
-                f"not valid UTF-8 ({exc.reason})", path=path, line=reader.line_num + 1
-            ) from exc
-        except csv.Error as exc:
-            raise DataError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from exc
+    reader = csv.reader((text for _, text in _raw_lines(path)), delimiter=delimiter)
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        header = [h.strip() for h in header]
+        dupes = sorted({h for h in header if header.count(h) > 1})
+        if dupes:
+            raise DataError(f"header repeats column(s) {dupes}", path=path, line=1)
+        start = reader.line_num + 1
+        for values in reader:
+            line_no, start = start, reader.line_num + 1
+            if not values or (len(values) == 1 and not values[0].strip()):
+                continue
+            if len(values) != len(header):
+                raise DataError(
+                    f"row has {len(values)} fields, the header has {len(header)}",
+                    path=path,
+                    line=line_no,
+                )
+            yield line_no, dict(zip(header, values, strict=True))
+    except csv.Error as exc:
+        raise DataError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from exc
 
 
 def iter_rows(path: str | Path) -> Iterator[tuple[int, Row]]:
