@@ -91,7 +91,7 @@ def test_document_errors_name_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="file not found"):
         load_documents(tmp_path / "missing.jsonl")
     (tmp_path / "docs.xml").write_text("<docs/>")
-    with pytest.raises(DataError, match="unknown file type '.xml'"):
+    with pytest.raises(DataError, match=r"unknown file type '\.xml'"):
         load_documents(tmp_path / "docs.xml")
 
 
