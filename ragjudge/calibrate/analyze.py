@@ -25,6 +25,14 @@ SAMPLING_CAVEAT = (
     "indicative"
 )
 
+POINTWISE_POSITION = BiasProbe(
+    probe="position",
+    applicable=False,
+    note="not applicable: the judges score each answer on its own, so the order of a pair "
+    "cannot change their preference (use ragjudge.calibrate.bias.probe_position for a "
+    "pairwise judge)",
+)
+
 
 class Estimation(BaseModel):
     """The human mean of one dimension over the whole run, estimated four ways."""
@@ -37,6 +45,18 @@ class Estimation(BaseModel):
     note: str | None = None
 
 
+class ScorePoint(BaseModel):
+    """One scored, labelled item: judge score, human label on [0, 1], human yes/no."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    item_id: str
+    score: float
+    human: float
+    yes: bool | None
+    """None for pairwise preferences."""
+
+
 class DimensionReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -45,8 +65,7 @@ class DimensionReport(BaseModel):
     calibration_note: str | None = None
     estimation: Estimation
     bias: list[BiasProbe] = Field(default_factory=list)
-    points: list[tuple[str, float, float]] = Field(default_factory=list)
-    """(item id, judge score, human label on [0, 1]) of scored items, for the scatter plot."""
+    points: list[ScorePoint] = Field(default_factory=list)
 
 
 class AgreementReport(BaseModel):
@@ -118,7 +137,7 @@ def analyze(
                 ]
             except ValueError as exc:
                 cal_note = str(exc)
-        bias: list[BiasProbe] = []
+        bias: list[BiasProbe] = [POINTWISE_POSITION]
         if items[0].scale != "pairwise":
             bias = [
                 length_bias(items, answer_tokens, n_resamples=n_resamples, seed=seed),
@@ -132,7 +151,12 @@ def analyze(
                 estimation=_estimation(dim, items, joined.all_scores.get(dim, {})),
                 bias=bias,
                 points=[
-                    (it.item_id, float(it.judge_score or 0.0), normalise(it.human, it.scale))
+                    ScorePoint(
+                        item_id=it.item_id,
+                        score=float(it.judge_score or 0.0),
+                        human=normalise(it.human, it.scale),
+                        yes=None if it.scale == "pairwise" else is_yes(it.human, it.scale),
+                    )
                     for it in scored
                 ],
             )

@@ -62,3 +62,16 @@ def from_store(run: str, store_path: str | Path | None = None) -> RunData:
         ]
         answers = {item_id(a.case_id, a.k): a for a in store.answers(run_id)}
     return RunData(source=run_id, results=results, answers=answers, manifest=manifest)
+
+
+def attach_testset(data: RunData, folder: str | Path) -> RunData:
+    """A copy of ``data`` with the questions and references of a test set folder."""
+    from ragjudge.io import load_testset
+
+    testset = load_testset(folder)
+    return data.model_copy(
+        update={
+            "questions": {c.id: c.question for c in testset.cases},
+            "references": {c.id: c.reference for c in testset.cases if c.reference},
+        }
+    )

@@ -1,0 +1,157 @@
+"""Which items to label next, written as a CSV sheet ready to fill in.
+
+Selection over the items of a run that some judge scored (minus ``exclude``, e.g. the items
+already labelled):
+1. Disagreement: about a quarter of the budget goes to the items whose judge scores spread the
+   most (max - min over the item's judges; only when items have two or more judges).
+2. Stratified: the rest is spread evenly over ``n_strata`` equal-width bins of the item's mean
+   judge score between the lowest and highest mean, drawn at random (seeded) inside each bin;
+   a bin with too few items passes its share to the others. Low, middle and high scores are
+   all represented, so a calibration curve can be fitted over the whole range.
+
+The sheet has one row per selected item and dimension, columns
+``item_id, dimension, label, annotator, selected_because, question, answer, contexts,
+reference``; ``label`` (and ``annotator``) are blank to fill in. Judge scores are left out on
+purpose: showing them would anchor the annotator.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+from .source import RunData
+
+SHEET_COLUMNS = (
+    "item_id",
+    "dimension",
+    "label",
+    "annotator",
+    "selected_because",
+    "question",
+    "answer",
+    "contexts",
+    "reference",
+)
+DISAGREEMENT_SHARE = 0.25
+
+
+class Pick(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    item_id: str
+    reason: str
+    """``disagreement`` or ``stratum i/B``."""
+    mean_score: float
+    spread: float
+
+
+def select_items(
+    run: RunData,
+    n: int,
+    *,
+    dimensions: Sequence[str] | None = None,
+    exclude: set[str] | None = None,
+    n_strata: int = 5,
+    seed: int = 0,
+) -> list[Pick]:
+    """Up to ``n`` items by the rules of the module docstring (fewer if the run is smaller)."""
+    scores: dict[str, list[float]] = defaultdict(list)
+    for r in run.results:
+        if r.score is None or (dimensions and r.judge not in dimensions):
+            continue
+        if exclude and r.item_id in exclude:
+            continue
+        scores[r.item_id].append(r.score)
+    ids = sorted(scores)
+    if n <= 0 or not ids:
+        return []
+    mean = {i: float(np.mean(scores[i])) for i in ids}
+    spread = {i: float(max(scores[i]) - min(scores[i])) for i in ids}
+    picks: list[Pick] = []
+    taken: set[str] = set()
+    if any(len(scores[i]) > 1 for i in ids):
+        n_dis = min(len(ids), max(1, round(n * DISAGREEMENT_SHARE)))
+        for i in sorted(ids, key=lambda i: (-spread[i], i))[:n_dis]:
+            picks.append(
+                Pick(item_id=i, reason="disagreement", mean_score=mean[i], spread=spread[i])
+            )
+            taken.add(i)
+    rest = [i for i in ids if i not in taken]
+    budget = min(n - len(picks), len(rest))
+    if budget > 0:
+        lo, hi = min(mean[i] for i in rest), max(mean[i] for i in rest)
+        width = (hi - lo) / n_strata or 1.0
+        bins: dict[int, list[str]] = defaultdict(list)
+        for i in rest:
+            bins[min(int((mean[i] - lo) / width), n_strata - 1)].append(i)
+        rng = np.random.default_rng(seed)
+        for members in bins.values():
+            rng.shuffle(members)
+        # Round-robin over the bins: each takes one in turn until the budget is spent.
+        order = sorted(bins)
+        cursor = dict.fromkeys(order, 0)
+        while budget > 0:
+            for b in order:
+                if budget == 0:
+                    break
+                if cursor[b] < len(bins[b]):
+                    i = bins[b][cursor[b]]
+                    cursor[b] += 1
+                    picks.append(
+                        Pick(
+                            item_id=i,
+                            reason=f"stratum {b + 1}/{n_strata}",
+                            mean_score=mean[i],
+                            spread=spread[i],
+                        )
+                    )
+                    budget -= 1
+    return picks
+
+
+def write_sheet(
+    run: RunData,
+    picks: Sequence[Pick],
+    path: str | Path,
+    *,
+    dimensions: Sequence[str] | None = None,
+) -> int:
+    """Write the labelling sheet; returns the number of rows written."""
+    judges: dict[str, list[str]] = defaultdict(list)
+    for r in run.results:
+        if not dimensions or r.judge in dimensions:
+            judges[r.item_id].append(r.judge)
+    rows = 0
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(SHEET_COLUMNS))
+        writer.writeheader()
+        for pick in picks:
+            answer = run.answers.get(pick.item_id)
+            case = answer.case_id if answer else pick.item_id.rpartition("@k")[0]
+            contexts = (
+                "\n\n".join(f"[{j + 1}] {c}" for j, c in enumerate(answer.contexts))
+                if answer
+                else ""
+            )
+            for judge in sorted(set(judges[pick.item_id])):
+                writer.writerow(
+                    {
+                        "item_id": pick.item_id,
+                        "dimension": judge,
+                        "label": "",
+                        "annotator": "",
+                        "selected_because": pick.reason.split(" ")[0],
+                        "question": run.questions.get(case, ""),
+                        "answer": answer.text if answer else "",
+                        "contexts": contexts,
+                        "reference": run.references.get(case, ""),
+                    }
+                )
+                rows += 1
+    return rows
