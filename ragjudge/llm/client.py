@@ -95,6 +95,25 @@ class LLMClient:
     ) -> LLMClient:
         return cls(LLMSettings.from_env(**overrides), ledger=ledger, cache=cache, prices=prices)
 
+    @classmethod
+    def from_langchain(
+        cls,
+        chat_model: Any,
+        *,
+        settings: LLMSettings | None = None,
+        ledger: Ledger | None = None,
+        cache: bool | str | Path | LLMCache | None = True,
+        prices: PriceTable | None = None,
+    ) -> LLMClient:
+        """A client whose backend is a LangChain chat model (``BaseChatModel``); structured
+        output is prompt-only."""
+        from ragjudge.llm.langchain_backend import LangChainBackend
+
+        backend = LangChainBackend(chat_model)
+        base = settings or LLMSettings(model=backend.model)
+        base = base.model_copy(update={"structured_mode": "prompt", "model": backend.model})
+        return cls(base, ledger=ledger, cache=cache, prices=prices, backend=backend)
+
     @property
     def model(self) -> str:
         return self.backend.model

@@ -66,16 +66,16 @@ class OpenAIBackend:
         self.endpoint = settings.base_url.rstrip("/")
         self.model = settings.model
         self._key = settings.key_value()  # raises ConfigError for a remote endpoint w/o key
-        self._clients: dict[int, tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI]] = {}
+        self._current: tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI] | None = None
 
     def _client(self) -> openai.AsyncOpenAI:
         import httpx
         import openai
 
         loop = asyncio.get_running_loop()
-        entry = self._clients.get(id(loop))
-        if entry is not None and entry[0] is loop:
-            return entry[1]
+        if self._current is not None and self._current[0] is loop:
+            return self._current[1]
+        # a new event loop (e.g. a later asyncio.run): connections of the old one are unusable
         cap = self.settings.max_concurrency
         client = openai.AsyncOpenAI(
             base_url=self.endpoint,
@@ -87,7 +87,7 @@ class OpenAIBackend:
                 timeout=self.settings.timeout,
             ),
         )
-        self._clients[id(loop)] = (loop, client)
+        self._current = (loop, client)
         return client
 
     async def complete(
@@ -240,7 +240,6 @@ class OpenAIBackend:
         return [m.id for m in page.data]
 
     async def aclose(self) -> None:
-        clients, self._clients = self._clients, {}
-        for loop, client in clients.values():
-            if loop is asyncio.get_running_loop():
-                await client.close()
+        current, self._current = self._current, None
+        if current is not None and current[0] is asyncio.get_running_loop():
+            await current[1].close()
