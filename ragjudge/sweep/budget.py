@@ -2,7 +2,7 @@
 
 Spent = the usage stored for the run (answers and judge results; a copied row carries zero
 usage, so the stored usage sums to what was paid) plus what this process has spent since.
-Paid calls are ``calls - cached_calls``: a cache hit is free.
+``TokenUsage.calls`` counts calls sent (a cache hit is in ``cached_calls`` and is free).
 
 ``admit()`` lets one more item start only if
 
@@ -34,7 +34,7 @@ class Budget:
         self.max_cost = config.max_cost_usd
         usages = [a.usage for a in store.answers(run_id)]
         usages += [r.result.usage for r in store.judge_results(run_id)]
-        self.prior_calls = sum(u.calls - u.cached_calls for u in usages)
+        self.prior_calls = sum(u.calls for u in usages)
         self.prior_cost = sum(u.cost_usd for u in usages)
         self.session_calls = 0
         self.session_cached = 0
@@ -88,7 +88,7 @@ class Budget:
 
     def spent_on(self, usages: Iterable[TokenUsage]) -> None:
         for u in usages:
-            paid = u.calls - u.cached_calls
+            paid = u.calls
             self.session_calls += paid
             self.session_cached += u.cached_calls
             self.session_cost += u.cost_usd

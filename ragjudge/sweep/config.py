@@ -47,11 +47,15 @@ class _Strict(BaseModel):
 
 class DatasetConfig(_Strict):
     path: str
-    """A BEIR-style folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv); relative paths are
-    resolved against the config file's folder."""
+    """``beir``: a ragjudge/BEIR folder (corpus.jsonl, queries.jsonl with optional
+    ``reference``, qrels/<split>.tsv); ``squad``: a SQuAD v1.1/v2.0 JSON file. Relative paths
+    are resolved against the config file's folder."""
+    format: Literal["beir", "squad"] = "beir"
     split: str = "test"
     limit: int | None = Field(default=None, ge=1)
-    """Keep only the first ``limit`` test cases (a quick look on a subsample)."""
+    """Keep only the first ``limit`` test cases."""
+    sample: int | None = Field(default=None, ge=1)
+    """Keep a random subset of this many test cases (seeded by ``seed``; file order kept)."""
 
 
 class RetrieverConfig(_Strict):

@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
+from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +96,9 @@ class SweepOutcome:
     llm_calls: int = 0
     """LLM calls this process sent (cache hits excluded)."""
     cached_calls: int = 0
+    timings: dict[str, float] = field(default_factory=dict)
+    """Wall seconds of this process per phase: ``retrieval``, ``generate@k``,
+    ``judge:prefix`` (prefix judges at k_max), ``judge@k``."""
 
 
 def _uses_llm(config: SweepConfig) -> bool:
@@ -121,9 +126,10 @@ def build_components(config: SweepConfig) -> Components:
     llm = None
     models: dict[str, str] = {}
     if _uses_llm(config):
-        llm_mod: Any = importlib.import_module("ragjudge.llm")
-        llm = llm_mod.LLMClient.from_env()
-        models["llm"] = str(llm.settings.model)
+        from ragjudge.llm import LLMClient
+
+        llm = LLMClient.from_env()
+        models["llm"] = llm.model
     first = build_retriever(config.retriever.kind, **config.retriever.options)
     stages = []
     for r in config.rerankers:
@@ -144,11 +150,21 @@ def build_components(config: SweepConfig) -> Components:
 
 
 def load_dataset(config: SweepConfig) -> TestSet:
-    from ragjudge.io import load_testset
+    """The configured test set, cut to ``limit`` / ``sample`` cases."""
+    import random
 
-    ts = load_testset(config.dataset.path, split=config.dataset.split)
-    if config.dataset.limit is not None:
-        ts = ts.model_copy(update={"cases": ts.cases[: config.dataset.limit]})
+    from ragjudge.io import load_testset
+    from ragjudge.io.squad import load_squad
+
+    ds = config.dataset
+    ts = load_squad(ds.path) if ds.format == "squad" else load_testset(ds.path, split=ds.split)
+    cases = ts.cases
+    if ds.sample is not None and ds.sample < len(cases):
+        keep = set(random.Random(config.seed).sample(range(len(cases)), ds.sample))
+        cases = [c for i, c in enumerate(cases) if i in keep]
+    if ds.limit is not None:
+        cases = cases[: ds.limit]
+    ts = ts.model_copy(update={"cases": cases})
     if not ts.cases:
         raise ConfigError(f"data set {config.dataset.path} has no test cases")
     return ts
@@ -264,6 +280,7 @@ class _Sweep:
         self.docs = testset.doc_index()
         self.budget = Budget(config.budget, store, run_id)
         self.sem = asyncio.Semaphore(config.concurrency)
+        self.timings: dict[str, float] = defaultdict(float)
 
     # ------------------------------------------------------------------ retrieval
 
@@ -272,6 +289,7 @@ class _Sweep:
         if all(c.id in stored for c in self.cases):
             return stored
         self.progress(f"retrieving top {self.config.k_max} for {len(self.cases)} queries")
+        t0 = time.perf_counter()
         self.comp.retriever.index(self.testset.documents)
         got = self.comp.retriever.retrieve(
             {c.id: c.question for c in self.cases}, self.config.k_max
@@ -281,6 +299,7 @@ class _Sweep:
             for c in self.cases
         }
         self.store.put_rankings(self.run_id, rankings.values())
+        self.timings["retrieval"] += time.perf_counter() - t0
         return rankings
 
     def retrieval_metrics(self, rankings: Mapping[str, Ranking]) -> None:
@@ -312,6 +331,7 @@ class _Sweep:
             if not missing:
                 continue
             self.progress(f"generating answers at k={k} ({len(missing)} cases)")
+            t0 = time.perf_counter()
             existing = {answer_key(a): a for a in have.values()}
             # In slices, so that a budget stop happens between LLM calls, not after all of them.
             step = self.config.concurrency * 4 if self.comp.llm is not None else len(missing)
@@ -338,6 +358,7 @@ class _Sweep:
                 for a in got:
                     have[(a.case_id, a.k)] = a
                     existing[answer_key(a)] = a
+            self.timings[f"generate@{k}"] += time.perf_counter() - t0
         return have
 
     # ------------------------------------------------------------------ judging
@@ -405,7 +426,9 @@ class _Sweep:
                 self._store_prefix(judge, case_id, res)
 
             batch = [(c, ks[-1], self._input(c, a, ks[-1])) for c, a in todo]
+            t0 = time.perf_counter()
             await self._run_batch(judge, batch, on_result=on_prefix)
+            self.timings["judge:prefix"] += time.perf_counter() - t0
 
         # Other judges: per k, identical inputs once.
         for k in ks:
@@ -452,7 +475,9 @@ class _Sweep:
                         ]
                     self.store.put_judge_results(self.run_id, rows)
 
+                t0 = time.perf_counter()
                 await self._run_batch(judge, batch, on_result=on_result)
+                self.timings[f"judge@{k}"] += time.perf_counter() - t0
 
     def _store_prefix(self, judge: Judge, case_id: str, full: JudgeResult) -> None:
         ks = self.config.ks
@@ -487,24 +512,12 @@ class _Sweep:
 
 
 def _ledger_sink(store: RunStore, run_id: str) -> Callable[[Any], None]:
+    """Persist each ledger entry (calls and HTTP attempts) of the run as it is recorded."""
+
     def sink(entry: Any) -> None:
-        data = entry.model_dump(mode="json") if hasattr(entry, "model_dump") else dict(entry)
-        store.append_ledger(run_id, [data])
+        store.append_ledger(run_id, [entry.model_dump(mode="json")])
 
     return sink
-
-
-def _attach_ledger(llm: Any, sink: Callable[[Any], None]) -> None:
-    ledger = getattr(llm, "ledger", None)
-    if ledger is None:
-        return
-    hooks = getattr(ledger, "on_entry", None)
-    if isinstance(hooks, list):
-        hooks.append(sink)
-    elif hasattr(ledger, "add_hook"):
-        ledger.add_hook(sink)
-    else:
-        ledger.on_entry = sink
 
 
 def run_sweep(
@@ -570,7 +583,7 @@ async def arun_sweep(
             say(f"resuming run {run_id} (status {manifest.status})")
             store.set_status(run_id, "running")
         if comp.llm is not None:
-            _attach_ledger(comp.llm, _ledger_sink(store, run_id))
+            comp.llm.ledger.subscribe(_ledger_sink(store, run_id))
         sweep = _Sweep(config, testset, store, run_id, comp, say)
         status = "finished"
         try:
@@ -600,6 +613,7 @@ async def arun_sweep(
         counts=store.counts(run_id),
         llm_calls=sweep.budget.session_calls,
         cached_calls=sweep.budget.session_cached,
+        timings=dict(sweep.timings),
     )
 
 
