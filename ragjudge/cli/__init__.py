@@ -68,7 +68,8 @@ err_console = Console(stderr=True)
 def main() -> None:
     """Entry point: user errors become one message and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        # Without standalone mode click returns (not raises) the code of a typer.Exit.
+        code = app(standalone_mode=False)
     except RagjudgeError as exc:
         err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
         sys.exit(2)
@@ -84,3 +85,4 @@ def main() -> None:
             exc.show()
             sys.exit(2)
         raise
+    sys.exit(code if isinstance(code, int) else 0)

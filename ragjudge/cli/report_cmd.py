@@ -1,10 +1,74 @@
-"""Commands of this area (filled in by its issue)."""
+"""``ragjudge report``: the nightly regression report between a run and its baseline.
+
+Exit codes: 0 when nothing regressed, 1 when something did, 2 on error.
+"""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import typer
 
 
 def register(app: typer.Typer) -> None:
-    """Add this area's commands to the app."""
-    del app
+    app.command("report")(report)
+
+
+def report(
+    run: str = typer.Option(..., "--run", help="Run id (or a unique prefix, or 'latest')."),
+    baseline: str | None = typer.Option(None, "--baseline", help="Baseline run id."),
+    baseline_tag: str | None = typer.Option(
+        None, "--baseline-tag", help="Use the newest other run carrying this tag."
+    ),
+    thresholds: Path | None = typer.Option(None, "--thresholds", help="Thresholds YAML."),
+    formats: str = typer.Option("md,html,json", "--format", help="Comma list of md,html,json."),
+    out: Path = typer.Option(Path("ragjudge-report"), "--out", help="Output folder."),
+    history: int = typer.Option(10, "--history", min=0, help="Runs in the history plot."),
+    headline_k: int | None = typer.Option(None, "--headline-k", help="k of the headline metrics."),
+    allow_partial: bool = typer.Option(
+        False, "--allow-partial", help="Compare only the shared part of non-comparable runs."
+    ),
+    store_path: Path | None = typer.Option(None, "--store", help="Run store file."),
+) -> None:
+    """Compare a run with a baseline: paired bootstrap CIs, permutation tests (Holm), verdicts,
+    coverage changes, the queries that moved, history. Exit 1 when something regressed."""
+    from rich.console import Console
+
+    from ragjudge.report.build import build_report, write_report
+    from ragjudge.report.from_store import check_comparable, load_run_scores, resolve_baseline
+    from ragjudge.report.thresholds import load_thresholds
+    from ragjudge.store import RunStore
+
+    console = Console(stderr=True)
+    fmts = [f.strip() for f in formats.split(",") if f.strip()]
+    rules = load_thresholds(thresholds)
+    with RunStore(store_path) as store:
+        run_id = store.resolve(run)
+        base_id = resolve_baseline(store, run_id, baseline, baseline_tag)
+        current = load_run_scores(store, run_id)
+        base = load_run_scores(store, base_id)
+        notes = check_comparable(current, base, allow_partial=allow_partial)
+        cm = store.manifest(run_id)
+        past = [m for m in store.list_runs() if m.dataset_hash == cm.dataset_hash]
+        ids = [m.run_id for m in past if m.started_at <= cm.started_at][-history:]
+        if run_id not in ids:
+            ids.append(run_id)
+        runs = [current if i == run_id else load_run_scores(store, i, evidence=False) for i in ids]
+    result = build_report(
+        current, base, thresholds=rules, history=runs, headline_k=headline_k, notes=notes
+    )
+    paths = write_report(result, out, fmts)
+    counts = result.counts
+    colour = "red" if result.verdict == "regressed" else "green"
+    console.print(
+        f"[{colour}]{'REGRESSED' if result.verdict == 'regressed' else 'no regression'}[/]: "
+        f"{counts['regressed']} regressed, {counts['improved']} improved, "
+        f"{counts['unchanged']} unchanged, {counts['inconclusive']} inconclusive, "
+        f"{counts['coverage_dropped']} coverage drops ({run_id} vs {base_id})"
+    )
+    for m in result.metrics:
+        if m.flagged:
+            console.print(f"  [red]{m.label}[/]: {m.reason}", highlight=False)
+    for fmt, path in paths.items():
+        console.print(f"  {fmt}: {path}")
+    raise typer.Exit(1 if result.verdict == "regressed" else 0)

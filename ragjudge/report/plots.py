@@ -5,11 +5,13 @@ from __future__ import annotations
 import io
 from collections import defaultdict
 from collections.abc import Sequence
-
-from matplotlib.figure import Figure
+from typing import TYPE_CHECKING
 
 from ragjudge.report.compare import Comparison
 from ragjudge.report.history import HistoryPoint
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 VERDICT_COLORS = {
     "regressed": "#c0392b",

@@ -1,0 +1,101 @@
+"""Read a run out of the run store as ``RunScores`` for the regression report.
+
+Judge series come from the stored judge results (score, or None for any status other than ok);
+retrieval series from the stored per-query retrieval metrics; the evidence for movers from the
+results, the answers' context ids and, when the run's data set folder is still readable, the
+questions and qrels of the test set.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from ragjudge.errors import ConfigError
+from ragjudge.report.runscores import MetricSeries, RunScores, context_key, result_key
+from ragjudge.store import RunStore
+
+
+def _testset_info(config: dict) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    dataset = (config.get("full") or {}).get("dataset") or {}
+    path = dataset.get("path")
+    if not path or not Path(path).is_dir():
+        return {}, {}
+    from ragjudge.io import load_testset
+
+    try:
+        testset = load_testset(path, split=dataset.get("split", "test"))
+    except Exception:  # the folder changed since the run: movers lose their question text only
+        return {}, {}
+    return {c.id: c.question for c in testset.cases}, testset.qrels()
+
+
+def load_run_scores(store: RunStore, run_id: str, *, evidence: bool = True) -> RunScores:
+    manifest = store.manifest(run_id)
+    values: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
+    versions: dict[str, str] = {}
+    run = RunScores(run_id=run_id, manifest=manifest)
+    for stored in store.judge_results(run_id):
+        values[(stored.judge, stored.k)][stored.case_id] = stored.result.score
+        versions[stored.judge] = stored.result.judge_version
+        if evidence:
+            run.results[result_key(stored.judge, stored.k, stored.case_id)] = stored.result
+    series = [
+        MetricSeries(metric=j, k=k, kind="judge", values=v, version=versions.get(j))
+        for (j, k), v in values.items()
+    ]
+    retrieval: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
+    for row in store.retrieval_metrics(run_id):
+        retrieval[(row.metric, row.k)][row.case_id] = row.value
+    series += [
+        MetricSeries(metric=m, k=k, kind="retrieval", values=v) for (m, k), v in retrieval.items()
+    ]
+    run.series = sorted(series, key=lambda s: RunScores.sort_key((s.metric, s.k)))
+    if evidence:
+        for answer in store.answers(run_id):
+            run.contexts[context_key(answer.case_id, answer.k)] = list(answer.context_ids)
+        run.questions, run.relevant = _testset_info(manifest.config)
+    return run
+
+
+def resolve_baseline(
+    store: RunStore, run_id: str, baseline: str | None, baseline_tag: str | None
+) -> str:
+    """The baseline's run id: given directly, or the newest run (other than ``run_id``) with
+    ``baseline_tag``."""
+    if (baseline is None) == (baseline_tag is None):
+        raise ConfigError("give exactly one of --baseline RUN and --baseline-tag TAG")
+    if baseline is not None:
+        return store.resolve(baseline)
+    candidates = [m.run_id for m in store.find_by_tag(str(baseline_tag)) if m.run_id != run_id]
+    if not candidates:
+        raise ConfigError(f"no run other than {run_id} carries the tag {baseline_tag!r}")
+    return candidates[0]
+
+
+def check_comparable(current: RunScores, baseline: RunScores, *, allow_partial: bool) -> list[str]:
+    """Refuse runs on different data or judged by different judge versions, unless
+    ``allow_partial``: then drop what differs, keep the shared part, and say so."""
+    problems, notes = [], []
+    cm, bm = current.manifest, baseline.manifest
+    if cm and bm and cm.dataset_hash != bm.dataset_hash:
+        problems.append(
+            f"the runs use different data sets ({cm.dataset_name} {cm.dataset_hash[:12]} vs "
+            f"{bm.dataset_name} {bm.dataset_hash[:12]})"
+        )
+        notes.append("data sets differ: only the queries both runs share are compared")
+    cv, bv = current.judge_versions(), baseline.judge_versions()
+    differing = sorted(j for j in set(cv) & set(bv) if cv[j] != bv[j])
+    if differing:
+        problems.append(
+            "judge versions differ: " + ", ".join(f"{j} {bv[j]} -> {cv[j]}" for j in differing)
+        )
+        notes.append(f"not compared (judge version changed): {', '.join(differing)}")
+    if problems and not allow_partial:
+        raise ConfigError(
+            "runs are not comparable: " + "; ".join(problems) + " (use --allow-partial to "
+            "compare only the shared part)"
+        )
+    for run in (current, baseline):
+        run.series = [s for s in run.series if s.metric not in differing]
+    return notes
