@@ -1,10 +1,211 @@
-"""Commands of this area (filled in by its issue)."""
+"""Commands of the LLM layer: ``ragjudge fake-llm`` (the local test server) and
+``ragjudge llm check | dry-run | ledger | cache``."""
 
 from __future__ import annotations
 
+import asyncio
+import json
+from pathlib import Path
+
 import typer
+
+from ragjudge.errors import ConfigError, DataError
+
+llm_app = typer.Typer(help="The LLM endpoint: check it, estimate a run's cost, read ledgers.")
+
+
+def fake_llm(
+    port: int = typer.Option(8765, help="Port (0 picks a free one)."),
+    host: str = typer.Option("127.0.0.1", help="Interface; loopback only by default."),
+    latency: float = typer.Option(0.0, help="Seconds each request waits before answering."),
+    fault_rate: str = typer.Option(
+        "", help="Faults per request, e.g. 429=0.2,500=0.05,malformed=0.05,hang=0.01,drop=0.01"
+    ),
+    seed: int = typer.Option(0, help="Seed of the fault draws."),
+    retry_after: float = typer.Option(1.0, help="Seconds sent in Retry-After with a 429."),
+    hang: float = typer.Option(120.0, help="Seconds a 'hang' fault waits."),
+    reject_json_schema: bool = typer.Option(False, help="Answer json_schema requests with 400."),
+    omit_usage: bool = typer.Option(False, help="Leave usage out of responses."),
+    generic: bool = typer.Option(
+        False, help="Answer unknown templates generically instead of with a 400."
+    ),
+    log: Path | None = typer.Option(None, help="Append one JSON line per request here."),
+) -> None:
+    """Serve the local OpenAI-compatible test server until stopped (Ctrl-C)."""
+    from ragjudge.testing.faults import FaultPlan
+    from ragjudge.testing.server import FakeLLMServer
+
+    plan = FaultPlan.parse(fault_rate, seed=seed, retry_after=retry_after) if fault_rate else None
+    if plan is not None:
+        plan.hang_seconds = hang
+    server = FakeLLMServer(
+        host=host,
+        port=port,
+        latency=latency,
+        faults=plan,
+        log_path=log,
+        reject_json_schema=reject_json_schema,
+        omit_usage=omit_usage,
+        unknown="generic" if generic else "error",
+    )
+
+    def ready(srv: FakeLLMServer) -> None:
+        print(
+            f"fake LLM server on {srv.base_url} (latency {latency:g} s, faults "
+            f"{fault_rate or 'none'}, responders: {', '.join(srv.responder_modules)})",
+            flush=True,
+        )
+        print(f"  export OPENAI_BASE_URL={srv.base_url} OPENAI_API_KEY=sk-local", flush=True)
+
+    try:
+        server.serve_forever(on_ready=ready)
+    except OSError as exc:
+        raise ConfigError(f"cannot serve on {host}:{port}: {exc}; pick another --port") from None
+    except KeyboardInterrupt:
+        pass
+
+
+@llm_app.command("check")
+def check(
+    call: bool = typer.Option(True, help="Also send one tiny chat call."),
+) -> None:
+    """Show the LLM settings (never the key), list the endpoint's models, try one call."""
+    from ragjudge.llm import LLMClient, LLMSettings
+    from ragjudge.schema import PromptRef
+
+    if not LLMSettings.configured():
+        print(
+            "no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset): ragjudge "
+            "uses its offline judges and generator"
+        )
+        return
+    settings = LLMSettings.from_env()
+    for k, v in settings.safe_dict().items():
+        print(f"{k:>18}: {v}")
+
+    async def run() -> None:
+        async with LLMClient(settings, cache=False) as client:
+            models = await client.list_models()
+            print(f"{'models':>18}: {', '.join(models[:20])}{' ...' if len(models) > 20 else ''}")
+            if settings.model not in models:
+                print(
+                    f"warning: {settings.model!r} is not in the endpoint's list; set RAGJUDGE_MODEL"
+                )
+            if call:
+                res = await client.chat(
+                    [{"role": "user", "content": "Reply with the word: ok"}],
+                    prompt=PromptRef(name="test/echo", version="v1"),
+                    max_tokens=5,
+                )
+                if res.error is not None:
+                    raise ConfigError(f"test call failed: {res.error.message}")
+                print(
+                    f"{'test call':>18}: ok ({res.usage.prompt_tokens}+"
+                    f"{res.usage.completion_tokens} tokens, {res.attempts} attempt(s))"
+                )
+
+    asyncio.run(run())
+
+
+@llm_app.command("dry-run")
+def dry_run_cmd(
+    plan: Path = typer.Argument(
+        ..., help='JSONL: one planned call per line, {"messages": [...]} or a list of messages.'
+    ),
+    model: str | None = typer.Option(None, help="Model to price (default: RAGJUDGE_MODEL)."),
+    completion_tokens: int = typer.Option(256, help="Expected completion tokens per call."),
+    prices: Path | None = typer.Option(None, help="Price table (JSON/YAML) over the defaults."),
+    context_window: int | None = typer.Option(None, help="Count calls over this window."),
+) -> None:
+    """Estimate tokens and cost of a planned set of calls before sending anything."""
+    from ragjudge.llm import LLMSettings, PriceTable, dry_run
+
+    planned = []
+    try:
+        lines = plan.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise DataError(str(exc), path=plan) from None
+    for i, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"not JSON: {exc}", path=plan, line=i) from None
+        msgs = obj.get("messages") if isinstance(obj, dict) else obj
+        if not isinstance(msgs, list) or not all(isinstance(m, dict) for m in msgs):
+            raise DataError("expected a list of chat messages", path=plan, line=i)
+        planned.append(msgs)
+    table = PriceTable.from_file(prices) if prices else PriceTable()
+    name = model or LLMSettings.from_env().model
+    est = dry_run(
+        planned,
+        table,
+        model=name,
+        completion_tokens=completion_tokens,
+        context_window=context_window,
+    )
+    print(
+        f"calls {est.calls}, prompt tokens {est.prompt_tokens:,}, completion tokens "
+        f"{est.completion_tokens:,} (assumed), largest prompt {est.max_prompt_tokens:,}"
+    )
+    cost = f"${est.cost_usd:,.4f}" if est.priced else f"unpriced (add {name} to --prices)"
+    print(f"model {name}: estimated cost {cost}")
+    if est.over_context:
+        print(f"{est.over_context} call(s) exceed the context window of {context_window}")
+
+
+@llm_app.command("ledger")
+def ledger_cmd(
+    path: Path = typer.Argument(..., help="A ledger JSONL file (Ledger.to_jsonl)."),
+    by: str = typer.Option("judge", help="Comma-separated tags to group by (e.g. judge,k)."),
+) -> None:
+    """Summarise a ledger: calls, cache hits, repairs, attempts, tokens, cost per group."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from ragjudge.llm import Ledger
+
+    try:
+        entries = Ledger.read_jsonl(path)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"not a ledger file: {exc}", path=path) from None
+    ledger = Ledger()
+    for e in entries:
+        ledger.record(e)
+    keys = tuple(k.strip() for k in by.split(",") if k.strip())
+    cols = [
+        "calls",
+        "cached",
+        "repairs",
+        "attempts",
+        "failed_attempts",
+        "errors",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+    ]
+    table = Table(*keys, *cols)
+    for row in ledger.summary(by=keys):
+        cells = [str(row[k]) for k in keys]
+        cells += [f"{row[c]:.4f}" if c == "cost_usd" else str(row[c]) for c in cols]
+        table.add_row(*cells)
+    Console().print(table)
+
+
+@llm_app.command("cache")
+def cache_cmd() -> None:
+    """Entries in the LLM cache (``<RAGJUDGE_HOME>/cache.sqlite``) per model and prompt."""
+    from ragjudge.llm import LLMCache
+
+    cache = LLMCache()
+    stats = cache.stats()
+    print(f"{cache.path}: {stats['entries']} entries")
+    for model, prompt, count in stats["by_prompt"]:
+        print(f"  {model}  {prompt}: {count}")
 
 
 def register(app: typer.Typer) -> None:
     """Add this area's commands to the app."""
-    del app
+    app.command("fake-llm")(fake_llm)
+    app.add_typer(llm_app, name="llm")

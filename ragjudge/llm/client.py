@@ -10,9 +10,10 @@ client is built.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
@@ -83,6 +84,10 @@ class LLMClient:
         else:
             self.cache = LLMCache(cache)
         self._fatal: BackendError | None = None
+        self._flights: tuple[
+            asyncio.AbstractEventLoop | None,
+            dict[str, asyncio.Future[LLMResult[Any] | None]],
+        ] = (None, {})
 
     @classmethod
     def from_env(
@@ -141,6 +146,26 @@ class LLMClient:
         hit = self.cache.get(key) if self.cache is not None else None
         if hit is not None and len(hit.texts) >= n:
             return self._cached(hit, hit.texts[0], call_id, label, tag, started)
+        return await self._single_flight(
+            key,
+            lambda: self._chat_miss(messages, key, params, n, call_id, label, tag, started),
+            call_id,
+            label,
+            tag,
+            started,
+        )
+
+    async def _chat_miss(
+        self,
+        messages: list[dict[str, Any]],
+        key: str,
+        params: dict[str, Any],
+        n: int,
+        call_id: str,
+        label: str,
+        tag: dict[str, str],
+        started: float,
+    ) -> LLMResult[Any]:
         early = self._precheck(messages, params)
         if early is not None:
             return self._failed(early, _Outcome(), call_id, label, tag, started)
@@ -190,10 +215,32 @@ class LLMClient:
             value, _ = so.parse(hit.texts[0], schema, validate)
             if value is not None:
                 return self._cached(hit, value, call_id, label, tag, started)
+        return await self._single_flight(
+            key,
+            lambda: self._structured_miss(
+                messages, schema, validate, key, params, call_id, label, tag, started
+            ),
+            call_id,
+            label,
+            tag,
+            started,
+        )
+
+    async def _structured_miss(
+        self,
+        messages: list[dict[str, Any]],
+        schema: type[T],
+        validate: Callable[[T], str | None] | None,
+        key: str,
+        params: dict[str, Any],
+        call_id: str,
+        label: str,
+        tag: dict[str, str],
+        started: float,
+    ) -> LLMResult[Any]:
         early = self._precheck(messages, params)
         if early is not None:
             return self._failed(early, _Outcome(), call_id, label, tag, started)
-
         mode = self._mode()
         out = _Outcome()
         while True:
@@ -250,6 +297,69 @@ class LLMClient:
         if self.cache is not None:
             self.cache.put(key, model=self.model, prompt=label, call=_cached_call([text], out))
         return self._finish(value, texts, None, out, call_id, label, tag, started, meta)
+
+    async def _single_flight(
+        self,
+        key: str,
+        run: Callable[[], Awaitable[LLMResult[Any]]],
+        call_id: str,
+        label: str,
+        tags: dict[str, str],
+        started: float,
+    ) -> LLMResult[Any]:
+        """Identical calls in flight at the same time share one request: the first runs,
+        the others wait for its result (recorded as cache hits: they cost nothing). If the
+        first one is cancelled, a waiting call runs on its own."""
+        loop = asyncio.get_running_loop()
+        if self._flights[0] is not loop:
+            self._flights = (loop, {})
+        flights = self._flights[1]
+        leader = flights.get(key)
+        if leader is not None:
+            shared = await asyncio.shield(leader)
+            if shared is not None:
+                return self._shared(shared, call_id, label, tags, started)
+        fut: asyncio.Future[LLMResult[Any] | None] = loop.create_future()
+        flights[key] = fut
+        result: LLMResult[Any] | None = None
+        try:
+            result = await run()
+            return result
+        finally:
+            fut.set_result(result)
+            if flights.get(key) is fut:
+                del flights[key]
+
+    def _shared(
+        self,
+        shared: LLMResult[Any],
+        call_id: str,
+        label: str,
+        tags: dict[str, str],
+        started: float,
+    ) -> LLMResult[Any]:
+        ok = shared.error is None
+        self.ledger.record(
+            LedgerEntry(
+                kind="call",
+                call_id=call_id,
+                tags=tags,
+                prompt=label,
+                model=self.model,
+                cached=ok,
+                latency_s=time.perf_counter() - started,
+                error_kind=None if ok else shared.error.kind if shared.error else None,
+            )
+        )
+        meta = {**shared.meta, "call_id": call_id, "shared_with": shared.meta.get("call_id")}
+        return shared.model_copy(
+            update={
+                "cached": ok,
+                "attempts": 0,
+                "usage": TokenUsage(cached_calls=int(ok)),
+                "meta": meta,
+            }
+        )
 
     # ------------------------------------------------------------------ one request
 

@@ -31,6 +31,7 @@ import threading
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -208,11 +209,14 @@ class FakeLLMServer:
         self._thread.join(30)
         self._thread = None
 
-    def serve_forever(self) -> None:
-        """Serve on this thread until interrupted (``ragjudge fake-llm``)."""
+    def serve_forever(self, on_ready: Callable[[FakeLLMServer], None] | None = None) -> None:
+        """Serve on this thread until interrupted (``ragjudge fake-llm``); ``on_ready`` is
+        called once the port is bound."""
 
         async def main() -> None:
             await self.start_async()
+            if on_ready is not None:
+                on_ready(self)
             try:
                 await asyncio.Event().wait()
             finally:

@@ -1,0 +1,78 @@
+"""``ragjudge fake-llm`` serves until stopped; ``ragjudge llm check | dry-run | ledger``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragjudge.llm import Ledger, LedgerEntry
+
+RAGJUDGE = [sys.executable, "-m", "ragjudge"]
+
+
+def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        RAGJUDGE + args, capture_output=True, text=True, timeout=60, env=env or dict(os.environ)
+    )
+
+
+def test_fake_llm_serves_until_stopped_and_llm_check_uses_it(tmp_path: Path) -> None:
+    proc = subprocess.Popen(
+        [*RAGJUDGE, "fake-llm", "--port", "0", "--log", str(tmp_path / "log.jsonl")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        url = line.split(" on ", 1)[1].split()[0]
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+        env = dict(os.environ, OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-cli-secret")
+        env["RAGJUDGE_MODEL"] = "fake-model"
+        out = run(["llm", "check"], env)
+        assert out.returncode == 0, out.stderr
+        assert "test call: ok" in out.stdout and "sk-cli-secret" not in out.stdout
+        assert "api_key_set: True" in out.stdout
+        assert proc.poll() is None  # still serving
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    templates = [json.loads(x).get("template") for x in (tmp_path / "log.jsonl").open()]
+    assert "test/echo@v1" in templates
+
+
+def test_llm_check_without_endpoint() -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RAGJUDGE_B"))}
+    out = run(["llm", "check"], env)
+    assert out.returncode == 0 and "offline" in out.stdout
+
+
+def test_dry_run_and_bad_plan_line(tmp_path: Path) -> None:
+    plan = tmp_path / "plan.jsonl"
+    msgs = [{"role": "user", "content": "x" * 4000}]
+    plan.write_text("\n".join(json.dumps({"messages": msgs}) for _ in range(3)) + "\n")
+    out = run(["llm", "dry-run", str(plan), "--model", "gpt-4o-mini"])
+    assert out.returncode == 0, out.stderr
+    assert "calls 3, prompt tokens 3,018" in out.stdout and "$" in out.stdout
+    plan.write_text(json.dumps({"messages": msgs}) + "\n{oops\n")
+    bad = run(["llm", "dry-run", str(plan)])
+    assert bad.returncode == 2 and f"{plan}:2" in bad.stderr and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("by", ["judge", "judge,k"])
+def test_ledger_summary(tmp_path: Path, by: str) -> None:
+    ledger = Ledger()
+    for k in ("1", "2"):
+        ledger.record(
+            LedgerEntry(kind="call", call_id=k, tags={"judge": "faith", "k": k}, prompt_tokens=7)
+        )
+    ledger.to_jsonl(tmp_path / "l.jsonl")
+    out = run(["llm", "ledger", str(tmp_path / "l.jsonl"), "--by", by])
+    assert out.returncode == 0, out.stderr
+    assert "faith" in out.stdout and ("14" in out.stdout if by == "judge" else "7" in out.stdout)
