@@ -21,7 +21,7 @@ summation order is trec_eval's.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -63,34 +63,50 @@ def check_threshold(threshold: int) -> int:
     return threshold
 
 
-@dataclass
-class _Judged:
-    """The qrels of the evaluated queries as flat arrays."""
+def _score_order(lengths: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Flat indices ordering each query's documents by score descending (stable).
 
-    qids: list[str]
-    code: dict[str, int]
-    keys: np.ndarray  # sorted query_pos * n_codes + doc_code
-    grades: np.ndarray  # grade of each key
-    n_codes: int
-
-
-def _judged(qrels: Qrels, qids: list[str], code: dict[str, int]) -> _Judged:
-    n_codes = len(code)
-    keys = np.fromiter(
-        (i * n_codes + code[d] for i, q in enumerate(qids) for d in qrels[q]), dtype=np.int64
-    )
-    grades = np.fromiter((g for q in qids for g in qrels[q].values()), dtype=np.int64)
-    order = np.argsort(keys, kind="stable")
-    return _Judged(qids, code, keys[order], grades[order], n_codes)
+    Rows are sorted separately in a (queries x longest run) matrix padded with -inf when that
+    matrix is not much larger than the run (the usual fixed-depth run), else by one lexsort.
+    """
+    n_q, width = lengths.size, int(lengths.max(initial=0))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+    if n_q * width <= 2 * scores.size + 1024:
+        filled = np.arange(width) < lengths[:, None]
+        mat = np.full((n_q, width), np.inf)
+        mat[filled] = -scores
+        rows = np.argsort(mat, axis=1, kind="stable")
+        return (starts[:, None] + rows)[filled]
+    return np.lexsort((-scores, np.repeat(np.arange(n_q), lengths)))
 
 
-def _lookup(judged: _Judged, qpos: np.ndarray, codes: np.ndarray) -> np.ndarray:
-    """Grade of each (query, document) pair; 0 when unjudged."""
-    keys = qpos * judged.n_codes + codes
-    if judged.keys.size == 0:
-        return np.zeros(keys.size, dtype=np.int64)
-    idx = np.clip(np.searchsorted(judged.keys, keys), 0, judged.keys.size - 1)
-    return np.where(judged.keys[idx] == keys, judged.grades[idx], 0)
+def _trec_sort(
+    lengths: np.ndarray, scores: np.ndarray, grades: np.ndarray, ids: list[str]
+) -> np.ndarray:
+    """Indices ordering the flat run by query, then score descending, then id descending.
+
+    The id tie-break only moves documents within a group of equal scores, so it is applied
+    only to the tie groups holding a document of positive grade (elsewhere every order gives
+    the same metric values): a per-query score sort, then an id sort of the documents in those
+    groups (numpy compares ids by code point, which is strcmp's order on their UTF-8 bytes).
+    """
+    if scores.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    order = _score_order(lengths, scores)
+    s = scores[order]
+    qpos = np.repeat(np.arange(lengths.size), lengths)
+    starts_group = np.ones(s.size, dtype=bool)
+    starts_group[1:] = (s[1:] != s[:-1]) | (qpos[1:] != qpos[:-1])
+    group = np.cumsum(starts_group) - 1
+    size = np.bincount(group)
+    positive = np.bincount(group, weights=grades[order] > 0) > 0
+    fix = np.flatnonzero((positive & (size > 1))[group])
+    if fix.size:
+        sub_ids = np.array([ids[i] for i in order[fix].tolist()])
+        _, id_rank = np.unique(sub_ids, return_inverse=True)
+        resort = np.lexsort((-id_rank.ravel(), group[fix]))
+        order[fix] = order[fix][resort]
+    return order
 
 
 def _padded_cumsum(
@@ -113,7 +129,6 @@ def _at(cum: np.ndarray, k: int) -> np.ndarray:
 def _compute(
     qrels: Qrels,
     qids: list[str],
-    judged: _Judged,
     grades: np.ndarray,
     lengths: np.ndarray,
     ks: list[int],
@@ -265,24 +280,20 @@ def evaluate_run(
     lengths = np.zeros(len(qids), dtype=np.int64)
     ids: list[str] = []
     scores: list[float] = []
+    grade_list: list[int] = []
     for i, q in enumerate(qids):
         docs = run.get(q)
         if docs:
             ids.extend(docs)
             scores.extend(docs.values())
+            grade_list.extend(map(qrels[q].get, docs, repeat(0)))
             lengths[i] = len(docs)
-    # Codes in lexicographic order, so that ordering by code is ordering by id (as strcmp).
-    vocab = sorted(set(ids).union(*(qrels[q] for q in qids)))
-    code = dict(zip(vocab, range(len(vocab)), strict=True))
-    codes = np.fromiter(map(code.__getitem__, ids), dtype=np.int64, count=len(ids))
     score_arr = np.asarray(scores, dtype=float)
     if not np.isfinite(score_arr).all():
         raise DataError("the run has a non-finite score (NaN or infinity)")
-    qpos = np.repeat(np.arange(len(qids)), lengths)
-    order = np.lexsort((-codes, -score_arr, qpos))
-    judged = _judged(qrels, qids, code)
-    grades = _lookup(judged, qpos, codes[order])
-    matrix = _compute(qrels, qids, judged, grades, lengths, ks_, threshold)
+    grades = np.asarray(grade_list, dtype=np.int64)
+    grades = grades[_trec_sort(lengths, score_arr, grades, ids)]
+    matrix = _compute(qrels, qids, grades, lengths, ks_, threshold)
     return _report(matrix, qids, ks_, threshold, missing, ignored, ci, seed)
 
 
@@ -300,7 +311,7 @@ def evaluate_rankings(
     threshold = check_threshold(relevance_threshold)
     qids, missing, ignored = _judged_qids(qrels, rankings, threshold)
     lengths = np.zeros(len(qids), dtype=np.int64)
-    ids: list[str] = []
+    grade_list: list[int] = []
     for i, q in enumerate(qids):
         ranking = rankings.get(q)
         if ranking is None:
@@ -309,15 +320,10 @@ def evaluate_rankings(
         if len(set(doc_ids)) != len(doc_ids):
             dup = next(d for d in doc_ids if doc_ids.count(d) > 1)
             raise DataError(f"the ranking of query {q!r} lists document {dup!r} more than once")
-        ids.extend(doc_ids)
+        grade_list.extend(map(qrels[q].get, doc_ids, repeat(0)))
         lengths[i] = len(doc_ids)
-    vocab = set(ids).union(*(qrels[q] for q in qids))
-    code = dict(zip(vocab, range(len(vocab)), strict=True))
-    codes = np.fromiter(map(code.__getitem__, ids), dtype=np.int64, count=len(ids))
-    qpos = np.repeat(np.arange(len(qids)), lengths)
-    judged = _judged(qrels, qids, code)
-    grades = _lookup(judged, qpos, codes)
-    matrix = _compute(qrels, qids, judged, grades, lengths, ks_, threshold)
+    grades = np.asarray(grade_list, dtype=np.int64)
+    matrix = _compute(qrels, qids, grades, lengths, ks_, threshold)
     return _report(matrix, qids, ks_, threshold, missing, ignored, ci, seed)
 
 
