@@ -1,4 +1,5 @@
-"""Parity with trec_eval (via pytrec_eval) to 1e-9 per query on runs over Cranfield and SciFact.
+"""Parity with trec_eval (via pytrec_eval) to 1e-9 per query on runs over Cranfield and SciFact:
+P_k, recall_k, recip_rank, map, map_cut_k, ndcg_cut_k (linear gain), Rprec and success_k.
 
 Runs are built deterministically in the test: BM25 (bm25s) scores rounded to one decimal, so
 that many documents tie, plus a random-integer-score run (ties everywhere). One judged query
@@ -31,6 +32,7 @@ def _pairs() -> list[tuple[str, str]]:
             (f"recall_{k}", f"recall@{k}"),
             (f"map_cut_{k}", f"map@{k}"),
             (f"ndcg_cut_{k}", f"ndcg_linear@{k}"),
+            (f"success_{k}", f"hit_rate@{k}"),
         ]
     return pairs
 
@@ -62,7 +64,7 @@ def _assert_parity(qrels: Qrels, run: Run, threshold: int = 1, min_ndcg: float =
     run[qids[0]] = {}  # an empty ranking
     run.pop(qids[1], None)  # no ranking at all
     measures = {"recip_rank", "Rprec", "map"} | {
-        f"{m}.{','.join(map(str, KS))}" for m in ("P", "recall", "map_cut", "ndcg_cut")
+        f"{m}.{','.join(map(str, KS))}" for m in ("P", "recall", "map_cut", "ndcg_cut", "success")
     }
     evaluator = pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=threshold)
     expected = evaluator.evaluate(run)
