@@ -22,7 +22,6 @@ def _console() -> Console:
 
 
 def _print_summary(summary: SweepSummary) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from ragjudge.sweep.render import choice_sentence
@@ -39,7 +38,7 @@ def _print_summary(summary: SweepSummary) -> None:
             a = tables.get(name, {}).get(k)
             cells.append(f"{a.mean:.3f}" if a is not None and a.mean is not None else "n/a")
         table.add_row(name, *cells)
-    out = Console()
+    out = _wide_console()
     out.print(table)
     out.print(choice_sentence(summary))
 
@@ -98,29 +97,44 @@ def demo(
 @runs_app.command("list")
 def runs_list() -> None:
     """Every run in the store, oldest first."""
-    from rich.console import Console
     from rich.table import Table
 
     from ragjudge.store import RunStore
 
     store = RunStore()
+    runs = store.list_runs()
     table = Table(title=f"runs in {store.path}")
-    for col in ("run", "status", "dataset", "started", "finished", "answers", "judged", "tags"):
+    width = max((len(m.run_id) for m in runs), default=3)
+    table.add_column("run", no_wrap=True, min_width=width)
+    for col in ("status", "dataset", "started", "finished", "answers", "judged", "tags"):
         table.add_column(col)
-    for m in store.list_runs():
+    for m in runs:
         n = store.counts(m.run_id)
         tags = ", ".join(f"{t}={v}" if v else t for t, v in m.tags.items())
         table.add_row(
             m.run_id,
             m.status,
             m.dataset_name,
-            m.started_at,
-            m.finished_at or "",
+            _short_time(m.started_at),
+            _short_time(m.finished_at),
             str(n["answers"]),
             str(n["judge_results"]),
             tags,
         )
-    Console().print(table)
+    _wide_console().print(table)
+
+
+def _short_time(stamp: str | None) -> str:
+    return (stamp or "").replace("T", " ")[:16]
+
+
+def _wide_console() -> Console:
+    """Standard-output console; wide when not a terminal, so piped tables keep whole ids."""
+    import sys
+
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 160)
 
 
 @runs_app.command("show")
