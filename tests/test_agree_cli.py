@@ -195,6 +195,24 @@ def test_spot_check_sheet_round_trips_into_agree(
         w.writeheader()
         w.writerows(rows)
     assert len(load_labels(sheet).labels) == len(rows)
+    ok = _cli(
+        "agree", "--run", "latest", "--store", str(store_path), "--labels", str(sheet),
+        "--resamples", "50", cwd=tmp_path,
+    )  # fmt: skip
+    assert ok.returncode == 0, ok.stderr
+    # The sheet records the answer that was labelled: a different answer in the run is refused.
+    tampered = tmp_path / "tampered.csv"
+    rows_t = [dict(r) for r in rows]
+    rows_t[1]["answer"] = "a different answer"
+    with tampered.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows_t)
+    bad = _cli(
+        "agree", "--run", "latest", "--store", str(store_path), "--labels", str(tampered),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "another answer" in bad.stderr
     # Picking again excluding what is labelled returns new items only.
     sheet2 = tmp_path / "next.csv"
     proc = _cli(

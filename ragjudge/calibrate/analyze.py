@@ -116,7 +116,9 @@ def analyze(
     seed: int = 0,
 ) -> AgreementReport:
     """Everything of the module docstring, one ``DimensionReport`` per labelled dimension."""
-    joined = join_labels(labels, run.results)
+    joined = join_labels(
+        labels, run.results, answers={item: a.text for item, a in run.answers.items()}
+    )
     answer_tokens = {item: len(tokens(a.text)) for item, a in run.answers.items()}
     generators = run.generator_models()
     judge_model = run.judge_model()

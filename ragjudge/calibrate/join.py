@@ -1,6 +1,7 @@
 """Join human labels to judge results by item id (label ``dimension`` = judge name).
 
-Contract: every label must find its judge result. A label whose item id matches no judged
+Contract: every label must find its judge result, and a label that records the answer text it
+was given for must match the run's answer. A label whose item id matches no judged
 item, or whose dimension matches no judge, or whose item has no result from that judge, is a
 ``DataError`` naming the label file and line (and how many more rows fail the same way). A
 judge result that is not ``ok`` stays in the join with ``judge_score=None``: agreement is
@@ -73,10 +74,20 @@ def _fail(path: str, problems: list[tuple[int, str]]) -> DataError:
     return DataError(message + more, path=path, line=line)
 
 
+def _same_text(a: str, b: str) -> bool:
+    return " ".join(a.split()) == " ".join(b.split())
+
+
 def join_labels(
-    labels: LabelSet, results: Sequence[JudgeResult] | dict[str, dict[str, JudgeResult]]
+    labels: LabelSet,
+    results: Sequence[JudgeResult] | dict[str, dict[str, JudgeResult]],
+    answers: dict[str, str] | None = None,
 ) -> Joined:
-    """Match every label to its judge result (see the module docstring for the contract)."""
+    """Match every label to its judge result (see the module docstring for the contract).
+
+    ``answers`` (item id -> the run's answer text) enables the check that a label carrying the
+    answer it was given for (an ``answer`` column) labels the answer the run holds.
+    """
     index = results if isinstance(results, dict) else index_results(results)
     all_ids = {item for by_item in index.values() for item in by_item}
     example = sorted(all_ids)[:2]
@@ -108,6 +119,19 @@ def join_labels(
 
     grouped: dict[tuple[str, str], list[HumanLabel]] = defaultdict(list)
     for lab in labels.labels:
+        run_answer = (answers or {}).get(lab.item_id)
+        if (
+            lab.answer is not None
+            and run_answer is not None
+            and not _same_text(lab.answer, run_answer)
+        ):
+            problems.append(
+                (
+                    lab.line,
+                    f"the label of {lab.item_id!r} was given for another answer than the run's "
+                    "(the answer text differs): relabel this item for this run",
+                )
+            )
         grouped[(lab.dimension, lab.item_id)].append(lab)
 
     items: dict[str, list[LabelledItem]] = defaultdict(list)

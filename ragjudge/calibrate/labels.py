@@ -10,6 +10,8 @@
   each dimension is inferred from all its labels (pairwise if any a/b/tie; binary if all are
   0/1/yes/no; ordinal if all are integers and one is in 2..5; else continuous).
 - ``annotator`` (optional): several annotators may label the same item.
+- ``answer`` (optional, as in a filled ``ragjudge spot-check`` sheet): the answer text that was
+  labelled; joined to a run, it must equal the run's answer for the item (whitespace aside).
 
 Errors (``DataError`` with file and line): a missing column, a label that is out of the scale of
 its dimension, and a duplicate (same item, dimension and annotator).
@@ -51,6 +53,9 @@ class HumanLabel(BaseModel):
     value: float
     raw: str
     annotator: str | None = None
+    answer: str | None = None
+    """The answer text the annotator saw, when the file has an ``answer`` column (a filled
+    spot-check sheet): the join then checks it is the run's answer for that item."""
     path: str
     line: int
 
@@ -216,7 +221,7 @@ def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> Lab
     if not p.is_file():
         raise DataError("label file not found", path=p)
     fixed: dict[str, Scale] = dict(scales or {})
-    raw_rows: list[tuple[int, str, str, str, str | None]] = []
+    raw_rows: list[tuple[int, str, str, str, str | None, str | None]] = []
     skipped = 0
     for line, row in _rows(p):
         raw = _text(row, "label")
@@ -244,10 +249,20 @@ def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> Lab
                     line=line,
                 )
             fixed[dim] = scale_text  # type: ignore[assignment]
-        raw_rows.append((line, item, dim, raw, _text(row, "annotator") or None))
+        answer = row.get("answer")
+        raw_rows.append(
+            (
+                line,
+                item,
+                dim,
+                raw,
+                _text(row, "annotator") or None,
+                None if answer is None else str(answer),
+            )
+        )
 
     by_dim: dict[str, list[str]] = defaultdict(list)
-    for _, _, dim, raw, _ in raw_rows:
+    for _, _, dim, raw, _, _ in raw_rows:
         by_dim[dim].append(raw)
     resolved: dict[str, Scale] = {
         dim: fixed.get(dim) or infer_scale(raws) for dim, raws in by_dim.items()
@@ -255,7 +270,7 @@ def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> Lab
 
     labels: list[HumanLabel] = []
     seen: dict[tuple[str, str, str | None], int] = {}
-    for line, item, dim, raw, annotator in raw_rows:
+    for line, item, dim, raw, annotator, answer in raw_rows:
         scale = resolved[dim]
         value = parse_label(raw, scale)
         if value is None:
@@ -289,6 +304,7 @@ def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> Lab
                 value=value,
                 raw=raw,
                 annotator=annotator,
+                answer=answer,
                 path=str(p),
                 line=line,
             )
