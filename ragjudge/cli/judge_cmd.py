@@ -37,7 +37,8 @@ def default_backend() -> str:
 
 
 def build_judges(names: list[str], backend: str, concurrency: int) -> list[Any]:
-    """The named judges of ``backend``; LLM-backed ones share one client."""
+    """The named judges of ``backend``; LLM-backed ones get one client each (own connection
+    pool; shared ledger, cache and endpoint concurrency limit)."""
     from ragjudge.judges.registry import available, create_judge
 
     known = available()
@@ -48,12 +49,12 @@ def build_judges(names: list[str], backend: str, concurrency: int) -> list[Any]:
             raise ConfigError(
                 f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
             )
-    options: dict[str, Any] = {}
     if backend in ("llm", "ragas"):
-        from ragjudge.judges.llm.base import default_client
+        from ragjudge.judges.llm.base import judge_clients
 
-        options["client"] = default_client(max_concurrency=concurrency)
-    return [create_judge(name, backend, **options) for name in names]
+        clients = judge_clients(len(names), max_concurrency=concurrency)
+        return [create_judge(n, backend, client=c) for n, c in zip(names, clients, strict=True)]
+    return [create_judge(name, backend) for name in names]
 
 
 def parse_names(judges: str) -> list[str]:

@@ -3,8 +3,9 @@
 The four classic ragas metrics run on the same endpoint, cache and ledger as ragjudge's own
 judges: ragas gets an LLM (``ClientLLM``) whose every request goes through ragjudge's
 ``LLMClient.chat`` (prompt ``ragas/<metric>@<ragas version>``), so users can put ragas' scores
-beside ragjudge's and compare their cost. ResponseRelevancy's embeddings come from the bundled
-embedding model (offline, no request).
+beside ragjudge's and compare their cost. ResponseRelevancy's embeddings come from the same
+endpoint's ``/v1/embeddings`` (``embeddings="endpoint"``, default) or from the bundled
+embedding model (``embeddings="bundled"``, offline, for endpoints without embeddings).
 
 | ragjudge name | ragas metric | needs reference |
 |---|---|---|
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from ragjudge.errors import ConfigError
 from ragjudge.generate.chat import ChatClient
 from ragjudge.judges.registry import register_judge
 from ragjudge.llm.types import LLMError
@@ -147,6 +149,26 @@ def _classes() -> tuple[type, type]:
     return ClientLLM, BundledEmbeddings
 
 
+def _endpoint_embeddings(client: Any, model: str) -> Any:
+    """ragas embeddings from the client's endpoint (``/v1/embeddings`` of the same base URL).
+
+    ragas' legacy ResponseRelevancy calls them synchronously from its async scorer, so each
+    call blocks the event loop for one round trip (a ragas behaviour, kept as it is)."""
+    from langchain_openai import OpenAIEmbeddings
+    from pydantic import SecretStr
+    from ragas.embeddings import LangchainEmbeddingsWrapper
+
+    settings = client.settings
+    return LangchainEmbeddingsWrapper(
+        OpenAIEmbeddings(
+            model=model,
+            openai_api_base=settings.base_url,
+            openai_api_key=SecretStr(settings.key_value()),
+            check_embedding_ctx_length=False,  # else it downloads a tiktoken file
+        )
+    )
+
+
 def _sample(item: JudgeInput) -> Any:
     import_ragas()
     from ragas.dataset_schema import SingleTurnSample
@@ -165,9 +187,18 @@ class RagasJudge:
 
     backend = "ragas"
 
-    def __init__(self, name: str, client: ChatClient | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        client: ChatClient | None = None,
+        *,
+        embeddings: str = "endpoint",
+        embedding_model: str = "text-embedding-3-small",
+    ) -> None:
         if name not in METRICS:
             raise ValueError(f"no ragas metric for {name!r}")
+        if embeddings not in ("endpoint", "bundled"):
+            raise ConfigError(f"embeddings must be 'endpoint' or 'bundled', not {embeddings!r}")
         ragas = import_ragas()
         self.name = name
         self.version = f"ragas-{ragas.__version__}"
@@ -185,7 +216,11 @@ class RagasJudge:
             metric = getattr(rm, METRICS[name])()
         metric.llm = llm_cls(client=client, metric=name)
         if hasattr(metric, "embeddings"):
-            metric.embeddings = emb_cls()
+            metric.embeddings = (
+                emb_cls()
+                if embeddings == "bundled"
+                else _endpoint_embeddings(client, embedding_model)
+            )
         metric.init(RunConfig())
         self.metric = metric
 
@@ -246,8 +281,8 @@ class RagasJudge:
 
 
 def _factory(name: str) -> Any:
-    def build(client: ChatClient | None = None) -> RagasJudge:
-        return RagasJudge(name, client=client)
+    def build(client: ChatClient | None = None, **options: Any) -> RagasJudge:
+        return RagasJudge(name, client=client, **options)
 
     build.__name__ = f"ragas_{name}"
     return build

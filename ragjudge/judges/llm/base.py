@@ -56,6 +56,19 @@ def default_client(**overrides: Any) -> LLMClient:
     return LLMClient.from_env(**overrides)
 
 
+def judge_clients(count: int, **overrides: Any) -> list[LLMClient]:
+    """``count`` clients of the configured endpoint sharing one ledger and one cache.
+
+    Each has its own HTTP connection pool: httpcore scans every pooled connection on each
+    request, so one pool of C connections costs O(C) CPU per request, and C/n per pool when
+    the judges of a run each use their own (the endpoint's concurrency limit stays shared).
+    """
+    from ragjudge.llm import Ledger, LLMCache, LLMClient
+
+    ledger, cache = Ledger(), LLMCache()
+    return [LLMClient.from_env(ledger=ledger, cache=cache, **overrides) for _ in range(count)]
+
+
 def check_chunk_ids(ids: Sequence[int], n: int, where: str) -> str | None:
     """An error message when a context id is outside 1..n."""
     bad = sorted({i for i in ids if not 1 <= i <= n})
