@@ -34,15 +34,16 @@ app = typer.Typer(
     add_completion=False,
 )
 
+# Help lists the three jobs first (sweep/demo, report, agree), then the building blocks.
 for _module in (
-    metrics_cmd,
-    retrieval_cmd,
-    llm_cmd,
-    judge_cmd,
-    fit_cmd,
     sweep_cmd,
-    agree_cmd,
     report_cmd,
+    agree_cmd,
+    judge_cmd,
+    retrieval_cmd,
+    metrics_cmd,
+    fit_cmd,
+    llm_cmd,
 ):
     _module.register(app)
 
