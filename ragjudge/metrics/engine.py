@@ -20,8 +20,8 @@ summation order is trec_eval's.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import repeat
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -64,7 +64,7 @@ def check_threshold(threshold: int) -> int:
 
 
 def _score_order(lengths: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Flat indices ordering each query's documents by score descending (stable).
+    """Flat indices ordering each query's documents by score descending (ties in any order).
 
     Rows are sorted separately in a (queries x longest run) matrix padded with -inf when that
     matrix is not much larger than the run (the usual fixed-depth run), else by one lexsort.
@@ -75,13 +75,16 @@ def _score_order(lengths: np.ndarray, scores: np.ndarray) -> np.ndarray:
         filled = np.arange(width) < lengths[:, None]
         mat = np.full((n_q, width), np.inf)
         mat[filled] = -scores
-        rows = np.argsort(mat, axis=1, kind="stable")
+        rows = np.argsort(mat, axis=1)
         return (starts[:, None] + rows)[filled]
     return np.lexsort((-scores, np.repeat(np.arange(n_q), lengths)))
 
 
 def _trec_sort(
-    lengths: np.ndarray, scores: np.ndarray, grades: np.ndarray, ids: list[str]
+    lengths: np.ndarray,
+    scores: np.ndarray,
+    grades: np.ndarray,
+    id_at: Callable[[np.ndarray], list[str]],
 ) -> np.ndarray:
     """Indices ordering the flat run by query, then score descending, then id descending.
 
@@ -89,6 +92,7 @@ def _trec_sort(
     only to the tie groups holding a document of positive grade (elsewhere every order gives
     the same metric values): a per-query score sort, then an id sort of the documents in those
     groups (numpy compares ids by code point, which is strcmp's order on their UTF-8 bytes).
+    ``id_at`` gives the document ids at flat positions.
     """
     if scores.size == 0:
         return np.zeros(0, dtype=np.int64)
@@ -102,7 +106,7 @@ def _trec_sort(
     positive = np.bincount(group, weights=grades[order] > 0) > 0
     fix = np.flatnonzero((positive & (size > 1))[group])
     if fix.size:
-        sub_ids = np.array([ids[i] for i in order[fix].tolist()])
+        sub_ids = np.array(id_at(order[fix]))
         _, id_rank = np.unique(sub_ids, return_inverse=True)
         resort = np.lexsort((-id_rank.ravel(), group[fix]))
         order[fix] = order[fix][resort]
@@ -277,22 +281,34 @@ def evaluate_run(
     ks_ = check_ks(ks)
     threshold = check_threshold(relevance_threshold)
     qids, missing, ignored = _judged_qids(qrels, run, threshold)
-    lengths = np.zeros(len(qids), dtype=np.int64)
-    ids: list[str] = []
-    scores: list[float] = []
-    grade_list: list[int] = []
-    for i, q in enumerate(qids):
-        docs = run.get(q)
-        if docs:
-            ids.extend(docs)
-            scores.extend(docs.values())
-            grade_list.extend(map(qrels[q].get, docs, repeat(0)))
-            lengths[i] = len(docs)
-    score_arr = np.asarray(scores, dtype=float)
+    empty: dict[str, float] = {}
+    docs_of = [run.get(q) or empty for q in qids]
+    lengths = np.fromiter(map(len, docs_of), dtype=np.int64, count=len(qids))
+    n = int(lengths.sum())
+    score_arr = np.fromiter(chain.from_iterable(d.values() for d in docs_of), dtype=float, count=n)
     if not np.isfinite(score_arr).all():
         raise DataError("the run has a non-finite score (NaN or infinity)")
-    grades = np.asarray(grade_list, dtype=np.int64)
-    grades = grades[_trec_sort(lengths, score_arr, grades, ids)]
+    grades = np.fromiter(
+        chain.from_iterable(
+            map(qrels[q].get, d, repeat(0)) for q, d in zip(qids, docs_of, strict=True)
+        ),
+        dtype=np.int64,
+        count=n,
+    )
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1])).astype(np.int64)
+
+    def id_at(flat: np.ndarray) -> list[str]:
+        qpos = np.searchsorted(starts, flat, side="right") - 1
+        lists: dict[int, list[str]] = {}
+        out = []
+        for qi, i in zip(qpos.tolist(), (flat - starts[qpos]).tolist(), strict=True):
+            ids = lists.get(qi)
+            if ids is None:
+                ids = lists[qi] = list(docs_of[qi])
+            out.append(ids[i])
+        return out
+
+    grades = grades[_trec_sort(lengths, score_arr, grades, id_at)]
     matrix = _compute(qrels, qids, grades, lengths, ks_, threshold)
     return _report(matrix, qids, ks_, threshold, missing, ignored, ci, seed)
 
