@@ -18,12 +18,15 @@ purpose: showing them would anchor the annotator.
 from __future__ import annotations
 
 import csv
+import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
+
+from ragjudge.schema import JudgeInput
 
 from .source import RunData
 
@@ -155,3 +158,35 @@ def write_sheet(
                 )
                 rows += 1
     return rows
+
+
+_CONTEXT_MARK = re.compile(r"(?:^|\n\n)\[(\d+)\] ")
+
+
+def split_contexts(cell: str) -> list[str]:
+    """Inverse of the sheet's ``contexts`` cell: ``"[1] a\\n\\n[2] b"`` -> ``["a", "b"]``."""
+    marks: list[re.Match[str]] = []
+    for m in _CONTEXT_MARK.finditer(cell):
+        if int(m.group(1)) == len(marks) + 1:  # "[n]" inside a context is text, not a mark
+            marks.append(m)
+    ends = [m.start() for m in marks[1:]] + ([len(cell)] if marks else [])
+    return [cell[m.end() : end] for m, end in zip(marks, ends, strict=True)]
+
+
+def read_sheet_inputs(path: str | Path) -> dict[str, JudgeInput]:
+    """item id -> the ``JudgeInput`` a filled sheet shows (question, answer, contexts, reference),
+    so the labelled items can be judged again without the run."""
+    out: dict[str, JudgeInput] = {}
+    with Path(path).open(encoding="utf-8-sig", newline="") as fh:
+        for row in csv.DictReader(fh):
+            item = (row.get("item_id") or "").strip()
+            if not item or item in out:
+                continue
+            out[item] = JudgeInput(
+                id=item,
+                question=row.get("question") or "",
+                answer=row.get("answer") or "",
+                contexts=split_contexts(row.get("contexts") or ""),
+                reference=(row.get("reference") or None),
+            )
+    return out
