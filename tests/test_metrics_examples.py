@@ -58,6 +58,7 @@ def test_mrr_worked_example() -> None:
     }
     report = evaluate_rankings(qrels, rankings, ks=[1, 3, 5])
     assert round(report.mean["mrr"], 3) == 0.511
+    assert evaluate_rankings(qrels, list(rankings.values()), ks=[1, 3, 5]).mean == report.mean
     assert report.mean["mrr@3"] == pytest.approx((1 + 1 / 3) / 3)
     assert [reciprocal_rank(r.doc_ids, qrels[q]) for q, r in rankings.items()] == [1, 1 / 3, 1 / 5]
 

@@ -315,14 +315,17 @@ def evaluate_run(
 
 def evaluate_rankings(
     qrels: Qrels,
-    rankings: Mapping[str, Ranking],
+    rankings: Mapping[str, Ranking] | Iterable[Ranking],
     *,
     ks: Sequence[int] = DEFAULT_KS,
     relevance_threshold: int = 1,
     ci: bool = True,
     seed: int = 0,
 ) -> MetricsReport:
-    """All metrics for rankings keyed by query id, in exactly the order given (scores unused)."""
+    """All metrics for rankings (keyed by query id, or a list keyed by their ``query_id``), in
+    exactly the order given (scores unused)."""
+    if not isinstance(rankings, Mapping):
+        rankings = {r.query_id: r for r in rankings}
     ks_ = check_ks(ks)
     threshold = check_threshold(relevance_threshold)
     qids, missing, ignored = _judged_qids(qrels, rankings, threshold)
