@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.calibrate.join import join_labels, load_results_jsonl
+from ragjudge.calibrate.join import join_labels
 from ragjudge.calibrate.labels import consensus, infer_scale, load_labels
+from ragjudge.calibrate.source import from_results_file
 from ragjudge.errors import DataError
 from ragjudge.schema import JudgeResult, JudgeStatus
 
@@ -162,8 +163,34 @@ def test_results_jsonl_reads_bare_and_wrapped_records(tmp_path: Path) -> None:
     r = _result("q1@k1", "faithfulness", 0.5)
     wrapped = {"case_id": "q1", "k": 1, "judge": "faithfulness", "result": r.model_dump()}
     p = _write(tmp_path, "r.jsonl", r.model_dump_json() + "\n" + json.dumps(wrapped) + "\n")
-    assert load_results_jsonl(p) == [r, r]
+    assert from_results_file(p).results == [r, r]
     bad = _write(tmp_path, "bad.jsonl", r.model_dump_json() + '\n{"judge": "x"}\n')
     with pytest.raises(DataError, match="not a judge result") as err:
-        load_results_jsonl(bad)
+        from_results_file(bad)
     assert err.value.line == 2
+
+
+def test_results_jsonl_reads_judge_command_rows(tmp_path: Path) -> None:
+    row = {
+        "id": "q1@k3",
+        "case_id": "q1",
+        "k": 3,
+        "question": "Q?",
+        "answer": "An answer.",
+        "contexts": ["ctx one", "ctx two"],
+        "reference": "Ref.",
+        "generator": "extractive",
+        "judges": {
+            "faithfulness": {"score": 0.75, "status": "ok", "evidence": {}, "error": None,
+                             "usage": {}, "backend": "offline", "version": "offline-1"},
+            "completeness": {"score": None, "status": "timeout", "evidence": {},
+                             "error": "slow", "usage": {}, "backend": "llm", "version": "x"},
+        },
+    }  # fmt: skip
+    p = _write(tmp_path, "judged.jsonl", json.dumps(row) + "\n")
+    data = from_results_file(p)
+    by_judge = {r.judge: r for r in data.results}
+    assert by_judge["faithfulness"].score == 0.75 and by_judge["faithfulness"].item_id == "q1@k3"
+    assert by_judge["completeness"].status == JudgeStatus.timeout
+    assert data.answers["q1@k3"].contexts == ["ctx one", "ctx two"]
+    assert data.questions == {"q1": "Q?"} and data.references == {"q1": "Ref."}

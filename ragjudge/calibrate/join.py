@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -177,40 +176,6 @@ def join_labels(
         scales={d: labels.scales[d] for d in items},
         all_scores=all_scores,
     )
-
-
-def load_results_jsonl(path: str | Path) -> list[JudgeResult]:
-    """``JudgeResult`` records, one JSON object per line (the output of ``ragjudge judge``).
-
-    Each line may be a bare ``JudgeResult`` or an object holding one under ``"result"`` (as a
-    run store's ``StoredJudgeResult``); a malformed line is a ``DataError`` with its line.
-    """
-    import json
-
-    from pydantic import ValidationError
-
-    p = Path(path)
-    if not p.is_file():
-        raise DataError("results file not found", path=p)
-    out: list[JudgeResult] = []
-    with p.open(encoding="utf-8") as fh:
-        for line_no, text in enumerate(fh, start=1):
-            if not text.strip():
-                continue
-            try:
-                obj = json.loads(text)
-                if isinstance(obj, dict) and isinstance(obj.get("result"), dict):
-                    obj = obj["result"]
-                out.append(JudgeResult.model_validate(obj))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON: {exc.msg}", path=p, line=line_no) from exc
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(x) for x in first["loc"]) or "record"
-                raise DataError(
-                    f"not a judge result: {where}: {first['msg']}", path=p, line=line_no
-                ) from exc
-    return out
 
 
 def status_counts(items: Sequence[LabelledItem]) -> dict[str, int]:

@@ -61,7 +61,16 @@ def confusion_plot(confusion: Sequence[Sequence[int]], threshold: float, title: 
     ax.imshow(mat, cmap="Blues")
     for i in range(2):
         for j in range(2):
-            ax.text(j, i, str(int(mat[i, j])), ha="center", va="center", fontsize=12)
+            dark = mat[i, j] > mat.max() / 2
+            ax.text(
+                j,
+                i,
+                str(int(mat[i, j])),
+                ha="center",
+                va="center",
+                fontsize=12,
+                color="white" if dark else "black",
+            )
     ax.set_xticks([0, 1], ["no", "yes"])
     ax.set_yticks([0, 1], ["no", "yes"])
     ax.set_xlabel(f"judge (score >= {threshold:g})")

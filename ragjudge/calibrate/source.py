@@ -7,13 +7,14 @@ probes and for spot-check sheets), and the run manifest when there is one.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ragjudge.errors import DataError
 from ragjudge.schema import Answer, JudgeResult, RunManifest
-
-from .join import load_results_jsonl
 
 
 class RunData(BaseModel):
@@ -45,8 +46,96 @@ class RunData(BaseModel):
         return dict.fromkeys(self.answers, model)
 
 
+def _cell_result(item: str, name: str, cell: dict[str, Any]) -> JudgeResult:
+    """One ``judges`` cell of a ``ragjudge judge`` output row as a ``JudgeResult``."""
+    return JudgeResult(
+        judge=name,
+        judge_version=str(cell.get("version", "")),
+        backend=cell.get("backend", "custom"),
+        item_id=item,
+        score=cell.get("score"),
+        status=cell.get("status", "ok"),
+        evidence=cell.get("evidence") or {},
+        usage=cell.get("usage") or {},
+        error=cell.get("error"),
+    )
+
+
+def _answer(row: dict[str, Any], item: str) -> Answer | None:
+    if not isinstance(row.get("answer"), str):
+        return None
+    case_id, k = row.get("case_id"), row.get("k")
+    if case_id is None or k is None:
+        case_id, sep, k_text = item.rpartition("@k")
+        if not sep or not k_text.isdigit():
+            return None
+        k = int(k_text)
+    contexts = row.get("contexts") or []
+    return Answer(
+        case_id=str(case_id),
+        k=int(k),
+        text=row["answer"],
+        context_ids=[str(c) for c in row.get("context_ids") or []],
+        contexts=[str(c) for c in contexts],
+        generator=str(row.get("generator") or "unknown"),
+    )
+
+
 def from_results_file(path: str | Path) -> RunData:
-    return RunData(source=str(path), results=load_results_jsonl(path))
+    """Judge results from JSONL, one record per line, in any of three shapes:
+
+    - a ``ragjudge judge --output`` row: ``{"id", "question", "answer", "contexts", ...,
+      "judges": {name: {"score", "status", "evidence", "error", "usage", "backend",
+      "version"}}}`` (the answers, questions and references are kept too);
+    - a bare ``JudgeResult``;
+    - ``{"result": JudgeResult, ...}`` (a run store's ``StoredJudgeResult``).
+
+    A malformed line is a ``DataError`` with its line number.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise DataError("results file not found", path=p)
+    data = RunData(source=str(p), results=[])
+    with p.open(encoding="utf-8") as fh:
+        for line_no, text in enumerate(fh, start=1):
+            if not text.strip():
+                continue
+            try:
+                obj = json.loads(text)
+                if not isinstance(obj, dict):
+                    raise DataError("expected a JSON object per line", path=p, line=line_no)
+                if isinstance(obj.get("judges"), dict):
+                    item = str(obj["id"])
+                    for name, cell in obj["judges"].items():
+                        data.results.append(_cell_result(item, str(name), cell))
+                    answer = _answer(obj, item)
+                    if answer is not None:
+                        data.answers[item] = answer
+                        if isinstance(obj.get("question"), str):
+                            data.questions[answer.case_id] = obj["question"]
+                        if isinstance(obj.get("reference"), str):
+                            data.references[answer.case_id] = obj["reference"]
+                    continue
+                if isinstance(obj.get("result"), dict):
+                    obj = obj["result"]
+                data.results.append(JudgeResult.model_validate(obj))
+            except json.JSONDecodeError as exc:
+                raise DataError(f"not valid JSON: {exc.msg}", path=p, line=line_no) from exc
+            except (ValidationError, KeyError, TypeError, ValueError) as exc:
+                if isinstance(exc, DataError):
+                    raise
+                raise DataError(f"not a judge result: {_why(exc)}", path=p, line=line_no) from exc
+    return data
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"]) or "record"
+        return f"{where}: {first['msg']}"
+    if isinstance(exc, KeyError):
+        return f"missing {exc}"
+    return str(exc)
 
 
 def from_store(run: str, store_path: str | Path | None = None) -> RunData:
