@@ -131,11 +131,22 @@ class ChunkPrecisionJudge:
     requires_reference = True
     needs_answer = False
 
-    def __init__(self) -> None:
+    def __init__(self, fail: frozenset[str] = frozenset()) -> None:
         self.calls: Counter[str] = Counter()
+        self.fail = fail
 
     async def judge(self, item: JudgeInput) -> JudgeResult:
         self.calls[item.id] += 1
+        if item.id in self.fail:
+            return JudgeResult(
+                judge=self.name,
+                judge_version="1",
+                backend="custom",
+                item_id=item.id,
+                score=None,
+                status=JudgeStatus.timeout,
+                error="endpoint timed out",
+            )
         if not item.reference:
             return JudgeResult(
                 judge=self.name,
@@ -176,14 +187,14 @@ def config(**over) -> SweepConfig:
     return SweepConfig.model_validate(data | over)
 
 
-def parts(crash_after: int | None = None) -> Components:
+def parts(crash_after: int | None = None, fail: frozenset[str] = frozenset()) -> Components:
     return Components(
         retriever=OverlapRetriever(),
         generator=FirstSentenceGenerator(),
         judges=[
             CountingJudge("answer_relevancy", needs_contexts=False),
             CountingJudge("faithfulness", needs_contexts=True, crash_after=crash_after),
-            ChunkPrecisionJudge(),
+            ChunkPrecisionJudge(fail),
         ],
         models={"generator": "first-sentence@1"},
     )
@@ -285,3 +296,33 @@ def test_k_above_the_corpus_is_refused(tmp_path):
     bad = config(rerankers=[{"spec": "late-interaction", "depth": 3}])
     with pytest.raises(ConfigError, match="depth = 3 documents, fewer than the largest k = 4"):
         run_sweep(bad, store=store, components=parts(), testset=make_testset())
+
+
+def test_transient_failures_are_stored_at_every_k_and_retried_on_resume(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    out = run_sweep(
+        config(),
+        store=store,
+        components=parts(fail=frozenset({"q-iron@k4"})),
+        testset=make_testset(),
+    )
+    rows = [r for r in store.judge_results(out.run_id) if r.judge == "context_precision"]
+    iron = {r.k: r.result for r in rows if r.case_id == "q-iron"}
+    assert sorted(iron) == [1, 2, 3, 4]
+    assert {r.status for r in iron.values()} == {JudgeStatus.timeout}
+    assert iron[2].item_id == "q-iron@k2"
+    agg = out.summary.table("judge")["context_precision"][2]
+    assert agg.status_counts["timeout"] == 1 and agg.n_scored == 5  # 7 cases - timeout - no ref
+
+    again = parts()
+    done = run_sweep(
+        config(), store=store, components=again, testset=make_testset(), resume=out.run_id
+    )
+    assert dict(again.judges[2].calls) == {"q-iron@k4": 1}  # only the failed one, once
+    iron = {
+        r.k: r.result
+        for r in store.judge_results(done.run_id)
+        if r.judge == "context_precision" and r.case_id == "q-iron"
+    }
+    assert {r.status for r in iron.values()} == {JudgeStatus.ok}
+    assert done.counts["judge_results"] == out.counts["judge_results"]

@@ -466,13 +466,14 @@ class _Sweep:
                 ) -> None:
                     ans = answers[(case_id, k_)]
                     key = _judge_key(judge, self._input(self.case_by_id[case_id], ans, k_))
+                    # Same input, same result: a transient failure too (judged again on resume).
                     rows = [StoredJudgeResult(case_id, k_, judge.name, res)]
+                    rows += [
+                        StoredJudgeResult(c, k_, judge.name, _copy(res, c, k_))
+                        for c in pending.get(key, [])
+                    ]
                     if res.status not in RETRYABLE:
                         seen[key] = res
-                        rows += [
-                            StoredJudgeResult(c, k_, judge.name, _copy(res, c, k_))
-                            for c in pending.get(key, [])
-                        ]
                     self.store.put_judge_results(self.run_id, rows)
 
                 t0 = time.perf_counter()
@@ -480,14 +481,17 @@ class _Sweep:
                 self.timings[f"judge@{k}"] += time.perf_counter() - t0
 
     def _store_prefix(self, judge: Judge, case_id: str, full: JudgeResult) -> None:
+        """The k_max result and its derivation at every smaller k. A failed judgement is
+        stored at every k with its status (and, if transient, judged again on resume)."""
         ks = self.config.ks
         rows = [StoredJudgeResult(case_id, ks[-1], judge.name, full)]
-        if full.status not in RETRYABLE:
-            at_k = judge.at_k  # type: ignore[attr-defined]
-            rows += [
-                StoredJudgeResult(case_id, k, judge.name, _copy(at_k(full, k), case_id, k))
-                for k in ks[:-1]
-            ]
+        at_k = judge.at_k if full.status == JudgeStatus.ok else None  # type: ignore[attr-defined]
+        rows += [
+            StoredJudgeResult(
+                case_id, k, judge.name, _copy(at_k(full, k) if at_k else full, case_id, k)
+            )
+            for k in ks[:-1]
+        ]
         self.store.put_judge_results(self.run_id, rows)
 
     async def _run_batch(
