@@ -84,11 +84,14 @@ def sweep(
 
 def demo(
     out: Path = typer.Option(Path("ragjudge-demo"), "--out", help="Folder for the results."),
+    cases: int | None = typer.Option(
+        None, "--cases", min=1, help="Use a seeded random sample of this many questions."
+    ),
 ) -> None:
     """The k-sweep, offline, on the bundled demo set: prints the chosen k, writes a report."""
     from ragjudge.sweep.demo import run_demo
 
-    result = run_demo(out, progress=_console().print)
+    result = run_demo(out, cases=cases, progress=_console().print)
     _print_summary(result.summary)
     best = result.summary.choice.best_k
     print(f"chosen k = {best}; tables, plots and summary in {out}/ (open {out}/summary.html)")

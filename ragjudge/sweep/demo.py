@@ -20,9 +20,20 @@ def demo_config() -> SweepConfig:
 
 
 def run_demo(
-    out: Path, *, store: RunStore | None = None, progress: Progress | None = None
+    out: Path,
+    *,
+    cases: int | None = None,
+    store: RunStore | None = None,
+    progress: Progress | None = None,
 ) -> SweepOutcome:
-    """Run the demo sweep (resuming an unfinished demo run) and write its report to ``out``."""
-    outcome = run_sweep(demo_config(), store=store, progress=progress, tags={"demo": ""})
+    """Run the demo sweep (resuming an unfinished demo run) and write its report to ``out``.
+
+    ``cases`` keeps a seeded random sample of that many questions (a quicker look)."""
+    config = demo_config()
+    if cases is not None:
+        config = config.model_copy(
+            update={"dataset": config.dataset.model_copy(update={"sample": cases})}
+        )
+    outcome = run_sweep(config, store=store, progress=progress, tags={"demo": ""})
     write_report(outcome.summary, out)
     return outcome

@@ -1,0 +1,47 @@
+"""``ragjudge demo``: the offline sweep on the bundled demo set, end to end (real retrieval,
+the extractive generator, the offline judges), on a sample of the questions to keep CI fast."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ragjudge.cli import app
+from ragjudge.store import RunStore
+from ragjudge.sweep.demo import demo_config
+
+
+def test_demo_config_is_valid_and_offline():
+    cfg = demo_config()
+    assert cfg.ks == list(range(1, 11))
+    assert cfg.retriever.kind == "hybrid" and cfg.generator.kind == "extractive"
+    assert cfg.judges.backend == "offline" and len(cfg.judges.names) == 5
+
+
+@pytest.mark.slow
+def test_demo_command_writes_report_and_prints_k(tmp_path):
+    out = tmp_path / "demo"
+    res = CliRunner().invoke(app, ["demo", "--out", str(out), "--cases", "8"])
+    assert res.exit_code == 0, res.output
+    choice = json.loads((out / "choice.json").read_text())
+    assert f"chosen k = {choice['best_k']}" in res.output
+    assert choice["best_k"] in range(1, 11) and choice["best_k"] in choice["within_noise"]
+    for name in (
+        "summary.md",
+        "summary.html",
+        "metrics.csv",
+        "costs.csv",
+        "judges_vs_k.png",
+        "retrieval_vs_k.png",
+        "objective_vs_k.png",
+        "tokens_cost_vs_k.png",
+    ):
+        assert (out / name).stat().st_size > 0, name
+    (run,) = RunStore().list_runs()
+    assert run.status == "finished" and "demo" in run.tags
+    counts = RunStore().counts(run.run_id)
+    assert counts["answers"] == 8 * 10 and counts["judge_results"] == 8 * 10 * 5
+    metrics = (out / "metrics.csv").read_text()
+    assert "context_recall,judge,10," in metrics and "ndcg,retrieval,1," in metrics
