@@ -102,11 +102,17 @@ def write_plots(summary: SweepSummary, out_dir: Path) -> dict[str, Path]:
     )
     ax1.plot(cks, [c.judge_tokens / n for c in summary.costs], marker="^", label="judges (LLM)")
     ax1.set_title("Tokens per case against k")
+    ax1.set_ylim(bottom=0)
     ax1.set_xlabel("k")
     ax1.set_xticks(ks)
     ax1.grid(alpha=0.3)
     ax1.legend(loc="best")
-    ax2.bar(cks, [c.cost_usd for c in summary.costs], color="tab:orange")
+    costs = [c.cost_usd for c in summary.costs]
+    ax2.bar(cks, costs, color="tab:orange")
+    if not any(costs):
+        ax2.text(0.5, 0.5, "no LLM cost (offline run)", ha="center", transform=ax2.transAxes)
+        ax2.set_yticks([])
+    ax2.set_ylim(bottom=0)
     ax2.set_title("Cost spent by the sweep at each k (USD)")
     ax2.set_xlabel("k")
     ax2.set_xticks(ks)
