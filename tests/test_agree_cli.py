@@ -223,3 +223,34 @@ def test_spot_check_sheet_round_trips_into_agree(
     with sheet2.open(newline="", encoding="utf-8") as fh:
         again = {r["item_id"] for r in csv.DictReader(fh)}
     assert len(again) == 10 and not again & {r["item_id"] for r in rows}
+
+
+def test_agree_rejudges_a_filled_sheet_offline(tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    rows = [
+        ("q1@k1", "1", "Paris is the capital of France. [1]"),
+        ("q2@k1", "0", "Berlin has 40 million inhabitants. [1]"),
+        ("q3@k1", "1", "Berlin is the capital of Germany. [1]"),
+        ("q4@k1", "0", "Paris has a population of 90 million. [1]"),
+    ]
+    with sheet.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        w.writerow(["item_id", "dimension", "label", "question", "answer", "contexts"])
+        for item, label, answer in rows:
+            context = (
+                "[1] Paris is the capital and largest city of France, with about 2.1 million "
+                "residents. Berlin is the capital of Germany, with about 3.7 million residents."
+            )
+            w.writerow([item, "faithfulness", label, "Tell me about the city.", answer, context])
+    out = tmp_path / "a.json"
+    proc = _cli(
+        "agree", "--labels", str(sheet), "--rejudge", "offline", "--resamples", "50",
+        "--json", str(out), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    dim = json.loads(out.read_text())["dimensions"][0]
+    assert dim["agreement"]["n_scored"] == 4
+    auc = next(e for e in dim["agreement"]["estimates"] if e["name"] == "auc")
+    assert auc["value"] is not None
+    both = _cli("agree", "--labels", str(sheet), "--rejudge", "offline", "--run", "x", cwd=tmp_path)
+    assert both.returncode == 2 and "--rejudge" in both.stderr

@@ -257,7 +257,7 @@ def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> Lab
                 dim,
                 raw,
                 _text(row, "annotator") or None,
-                None if answer is None else str(answer),
+                str(answer) if answer else None,
             )
         )
 

@@ -26,6 +26,21 @@ def _load_run(run: str | None, results: Path | None, store: Path | None) -> RunD
     return from_store(run, store)
 
 
+def _agree_source(
+    run: str | None, results: Path | None, store: Path | None, rejudge: str | None, labels: Path
+) -> RunData:
+    if rejudge is None:
+        return _load_run(run, results, store)
+    if run is not None or results is not None:
+        raise ConfigError("--rejudge judges the label sheet itself: drop --run / --results")
+    import asyncio
+
+    from ragjudge.calibrate.labels import load_labels
+    from ragjudge.calibrate.source import judge_sheet
+
+    return asyncio.run(judge_sheet(labels, load_labels(labels).dimensions(), rejudge))
+
+
 def _print_report(report: AgreementReport) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -94,6 +109,12 @@ def agree(
         None, "--results", help="Judge results JSONL (output of `ragjudge judge`) instead."
     ),
     store: Path | None = typer.Option(None, "--store", help="Run store file (default: home)."),
+    rejudge: str | None = typer.Option(
+        None,
+        "--rejudge",
+        help="Instead of a run: judge the items of a filled spot-check sheet (its question, "
+        "answer, contexts, reference) again with this backend (offline, llm, ...).",
+    ),
     threshold: float = typer.Option(0.5, help="Judge decision threshold on the [0, 1] score."),
     resamples: int = typer.Option(2000, help="Bootstrap resamples for every interval."),
     seed: int = typer.Option(0, help="Seed of the bootstrap and the cross-validation folds."),
@@ -109,7 +130,7 @@ def agree(
         raise ConfigError(f"--threshold must be in [0, 1], got {threshold}")
     if resamples < 10:
         raise ConfigError("--resamples must be at least 10")
-    data = _load_run(run, results, store)
+    data = _agree_source(run, results, store, rejudge, labels)
     label_set = load_labels(labels)
     report = analyze(label_set, data, threshold=threshold, n_resamples=resamples, seed=seed)
     _print_report(report)
