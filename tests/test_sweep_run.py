@@ -77,7 +77,12 @@ class FirstSentenceGenerator:
     name = "first-sentence"
     version = "1"
 
+    def __init__(self, fail: frozenset[str] = frozenset()) -> None:
+        self.fail = fail
+
     async def generate(self, case: TestCase, contexts: Sequence[Document], k: int) -> Answer:
+        if case.id in self.fail:
+            raise RuntimeError("generator endpoint down")
         words = set(content_words(case.question))
         best = max(contexts, key=lambda d: len(words & set(content_words(d.text))), default=None)
         return Answer(
@@ -326,3 +331,30 @@ def test_transient_failures_are_stored_at_every_k_and_retried_on_resume(tmp_path
     }
     assert {r.status for r in iron.values()} == {JudgeStatus.ok}
     assert done.counts["judge_results"] == out.counts["judge_results"]
+
+
+def test_failed_generation_is_generated_and_judged_again_on_resume(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite")
+    broken = parts()
+    broken.generator = FirstSentenceGenerator(fail=frozenset({"q-tin"}))
+    out = run_sweep(config(), store=store, components=broken, testset=make_testset())
+    tin = [a for a in store.answers(out.run_id) if a.case_id == "q-tin"]
+    assert len(tin) == 4 and all(a.error and "endpoint down" in a.error for a in tin)
+    faith = {
+        r.k: r.result
+        for r in store.judge_results(out.run_id)
+        if r.case_id == "q-tin" and r.judge == "faithfulness"
+    }
+    assert faith[1].score == 0.0  # an empty answer shares no word with the question
+
+    fixed = parts()
+    run_sweep(config(), store=store, components=fixed, testset=make_testset(), resume=out.run_id)
+    tin = [a for a in store.answers(out.run_id) if a.case_id == "q-tin"]
+    assert all(a.error is None and "Tin is mined" in a.text for a in tin)
+    assert set(fixed.judges[1].calls) == {f"q-tin@k{k}" for k in (1, 2, 3, 4)}
+    faith = {
+        r.k: r.result
+        for r in store.judge_results(out.run_id)
+        if r.case_id == "q-tin" and r.judge == "faithfulness"
+    }
+    assert faith[1].score == 1.0

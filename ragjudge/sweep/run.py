@@ -281,6 +281,7 @@ class _Sweep:
         self.budget = Budget(config.budget, store, run_id)
         self.sem = asyncio.Semaphore(config.concurrency)
         self.timings: dict[str, float] = defaultdict(float)
+        self.renewed: set[tuple[str, int]] = set()
 
     # ------------------------------------------------------------------ retrieval
 
@@ -325,7 +326,10 @@ class _Sweep:
     async def answers(self, rankings: Mapping[str, Ranking]) -> dict[tuple[str, int], Answer]:
         from ragjudge.generate import answer_key, generate_answers
 
-        have = {(a.case_id, a.k): a for a in self.store.answers(self.run_id) if a.error is None}
+        stored = self.store.answers(self.run_id)
+        have = {(a.case_id, a.k): a for a in stored if a.error is None}
+        # A failed generation is generated again; its old judgements are then stale.
+        self.renewed = {(a.case_id, a.k) for a in stored if a.error is not None}
         for k in self.config.ks:
             missing = [c for c in self.cases if (c.id, k) not in have]
             if not missing:
@@ -391,7 +395,7 @@ class _Sweep:
         stored = {
             (r.case_id, r.k, r.judge): r.result
             for r in self.store.judge_results(self.run_id)
-            if r.result.status not in RETRYABLE
+            if r.result.status not in RETRYABLE and (r.case_id, r.k) not in self.renewed
         }
         prefix = [j for j in self.comp.judges if j.name in PREFIX_JUDGES and hasattr(j, "at_k")]
         others = [j for j in self.comp.judges if j not in prefix]
