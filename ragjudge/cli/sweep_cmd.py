@@ -69,7 +69,13 @@ def sweep(
     err = _console()
     tags = {name: value for name, _, value in (t.partition("=") for t in tag)}
     outcome = run_sweep(
-        cfg, store=RunStore(), resume=resume, new=new, progress=err.print, tags=tags
+        cfg,
+        store=RunStore(),
+        resume=resume,
+        new=new,
+        progress=err.print,
+        tags=tags,
+        progress_bar=err.is_terminal,
     )
     folder = out or Path(f"sweep-{outcome.run_id}")
     write_report(outcome.summary, folder)
@@ -91,7 +97,8 @@ def demo(
     """The k-sweep, offline, on the bundled demo set: prints the chosen k, writes a report."""
     from ragjudge.sweep.demo import run_demo
 
-    result = run_demo(out, cases=cases, progress=_console().print)
+    err = _console()
+    result = run_demo(out, cases=cases, progress=err.print, progress_bar=err.is_terminal)
     _print_summary(result.summary)
     best = result.summary.choice.best_k
     print(f"chosen k = {best}; tables, plots and summary in {out}/ (open {out}/summary.html)")

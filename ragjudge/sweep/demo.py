@@ -25,6 +25,7 @@ def run_demo(
     cases: int | None = None,
     store: RunStore | None = None,
     progress: Progress | None = None,
+    progress_bar: bool = False,
 ) -> SweepOutcome:
     """Run the demo sweep (resuming an unfinished demo run) and write its report to ``out``.
 
@@ -34,6 +35,8 @@ def run_demo(
         config = config.model_copy(
             update={"dataset": config.dataset.model_copy(update={"sample": cases})}
         )
-    outcome = run_sweep(config, store=store, progress=progress, tags={"demo": ""})
+    outcome = run_sweep(
+        config, store=store, progress=progress, tags={"demo": ""}, progress_bar=progress_bar
+    )
     write_report(outcome.summary, out)
     return outcome

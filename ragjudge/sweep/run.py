@@ -30,7 +30,8 @@ import asyncio
 import secrets
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -268,8 +269,10 @@ class _Sweep:
         run_id: str,
         comp: Components,
         progress: Progress,
+        show_bar: bool = False,
     ) -> None:
         self.config = config
+        self.show_bar = show_bar
         self.testset = testset
         self.store = store
         self.run_id = run_id
@@ -505,18 +508,36 @@ class _Sweep:
         *,
         on_result: Callable[[str, int, JudgeResult], None],
     ) -> None:
-        async def one(case: TestCase, k: int, item: JudgeInput) -> None:
-            res = await self._judge(judge, item)
-            on_result(case.id, k, res)
+        with self._bar(judge.name, len(batch)) as advance:
 
-        tasks = [asyncio.create_task(one(c, k, it)) for c, k, it in batch]
-        try:
-            await asyncio.gather(*tasks)
-        except BudgetExhausted:
-            for t in tasks:
-                t.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            raise
+            async def one(case: TestCase, k: int, item: JudgeInput) -> None:
+                res = await self._judge(judge, item)
+                on_result(case.id, k, res)
+                advance()
+
+            tasks = [asyncio.create_task(one(c, k, it)) for c, k, it in batch]
+            try:
+                await asyncio.gather(*tasks)
+            except BudgetExhausted:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+
+    @contextmanager
+    def _bar(self, label: str, total: int) -> Iterator[Callable[[], None]]:
+        """A transient rich progress bar on stderr (when enabled), yielding ``advance()``."""
+        if not self.show_bar or total < 2:
+            yield lambda: None
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        cols = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn())
+        bar = Progress(*cols, TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        with bar:
+            task = bar.add_task(label, total=total)
+            yield lambda: bar.advance(task)
 
 
 def _ledger_sink(store: RunStore, run_id: str) -> Callable[[Any], None]:
@@ -538,8 +559,11 @@ def run_sweep(
     testset: TestSet | None = None,
     progress: Progress | None = None,
     tags: Mapping[str, str] | None = None,
+    progress_bar: bool = False,
 ) -> SweepOutcome:
-    """Run (or resume) a sweep to its end or to a budget stop; return its summary."""
+    """Run (or resume) a sweep to its end or to a budget stop; return its summary.
+
+    ``progress`` receives one line per phase; ``progress_bar`` also shows rich bars."""
     return asyncio.run(
         arun_sweep(
             config,
@@ -550,6 +574,7 @@ def run_sweep(
             testset=testset,
             progress=progress,
             tags=tags,
+            progress_bar=progress_bar,
         )
     )
 
@@ -564,6 +589,7 @@ async def arun_sweep(
     testset: TestSet | None = None,
     progress: Progress | None = None,
     tags: Mapping[str, str] | None = None,
+    progress_bar: bool = False,
 ) -> SweepOutcome:
     """``run_sweep`` inside a running event loop (notebooks)."""
     say: Progress = progress or (lambda _msg: None)
@@ -592,7 +618,7 @@ async def arun_sweep(
             store.set_status(run_id, "running")
         if comp.llm is not None:
             comp.llm.ledger.subscribe(_ledger_sink(store, run_id))
-        sweep = _Sweep(config, testset, store, run_id, comp, say)
+        sweep = _Sweep(config, testset, store, run_id, comp, say, progress_bar)
         status = "finished"
         try:
             rankings = sweep.rankings()
