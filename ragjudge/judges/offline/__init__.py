@@ -1,0 +1,22 @@
+"""Offline judges (the embedded default): the bundled embedding model plus lexical evidence,
+with weights and thresholds fitted on human labels (``params/v1.json``, refit with
+``ragjudge fit-judges``). Importing this package registers all five under backend "offline".
+
+See docs/judges.md, "Offline judges: how they work and how well they agree with people".
+"""
+
+from ragjudge.judges.offline.completeness import OfflineCompletenessJudge
+from ragjudge.judges.offline.context import (
+    OfflineContextPrecisionJudge,
+    OfflineContextRecallJudge,
+)
+from ragjudge.judges.offline.faithfulness import OfflineFaithfulnessJudge
+from ragjudge.judges.offline.relevancy import OfflineAnswerRelevancyJudge
+
+__all__ = [
+    "OfflineAnswerRelevancyJudge",
+    "OfflineCompletenessJudge",
+    "OfflineContextPrecisionJudge",
+    "OfflineContextRecallJudge",
+    "OfflineFaithfulnessJudge",
+]

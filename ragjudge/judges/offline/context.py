@@ -1,0 +1,96 @@
+"""Context recall and context precision (offline), both ``PrefixJudge``s.
+
+- context recall: the reference's claims x the retrieved chunks, each cell the fitted support
+  probability of that claim by that chunk alone (``support.support_matrix``) ->
+  ``Evidence.support_matrix``; score = recall_at_k(M, k_max) (a claim is attributed when some
+  chunk supports it with p >= 0.5). Needs a reference.
+- context precision: each chunk's relevance p from the fitted ``chunk`` model on
+  ``features.chunk_features`` (question-chunk cosine, question-term coverage, share of on-topic
+  sentences, question-aspect coverage, and, with a reference, the best support of a reference
+  claim by the chunk) -> ``Evidence.chunks``; score = average precision over the ranking.
+
+Every cell and every chunk verdict depends on that chunk alone, so ``at_k(result, k)`` (via
+``derive_at_k``) equals judging the first k contexts directly.
+"""
+
+from __future__ import annotations
+
+from ragjudge.judges.offline.base import OfflineJudge
+from ragjudge.judges.offline.features import chunk_features
+from ragjudge.judges.offline.segment import reference_points
+from ragjudge.judges.offline.support import claim_verdicts, mean_features, support_matrix
+from ragjudge.judges.prefix import derive_at_k, precision_at_k, recall_at_k
+from ragjudge.judges.registry import register_judge
+from ragjudge.schema import ChunkVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
+
+
+class _Prefix:
+    def at_k(self, result: JudgeResult, k: int) -> JudgeResult:
+        """The result on the top-``k`` contexts, derived from the evidence at k_max."""
+        return derive_at_k(result, k)
+
+
+@register_judge("context_recall", "offline")
+class OfflineContextRecallJudge(_Prefix, OfflineJudge):
+    name = "context_recall"
+    requires_reference = True
+    needs_answer = False
+
+    def _judge(self, item: JudgeInput) -> JudgeResult:
+        points = reference_points(item.reference or "")
+        if not points:
+            return self.result(item, JudgeStatus.no_claims, error="the reference makes no claim")
+        matrix, feats = support_matrix(
+            points, self.chunk_profiles(item), self.params.models["support"], self.cache
+        )
+        verdicts = claim_verdicts(points, matrix, partial=False)
+        rounded = [[round(float(v), 4) for v in row] for row in matrix]
+        return self.result(
+            item,
+            JudgeStatus.ok,
+            score=recall_at_k(rounded, len(item.contexts)),
+            evidence=Evidence(
+                claims=verdicts, support_matrix=rounded, features=mean_features(feats, matrix)
+            ),
+        )
+
+
+@register_judge("context_precision", "offline")
+class OfflineContextPrecisionJudge(_Prefix, OfflineJudge):
+    name = "context_precision"
+    needs_answer = False
+
+    def _judge(self, item: JudgeInput) -> JudgeResult:
+        reference = (item.reference or "").strip()
+        points = reference_points(reference) if reference else []
+        profiles = self.chunk_profiles(item)
+        ref_support = None
+        if points:
+            matrix, _ = support_matrix(points, profiles, self.params.models["support"], self.cache)
+            ref_support = matrix.max(axis=0)
+        model = self.params.models["chunk"]
+        chunks: list[ChunkVerdict] = []
+        for j, chunk in enumerate(profiles):
+            feats = chunk_features(
+                item.question,
+                chunk,
+                self.cache,
+                reference_support=None if ref_support is None else float(ref_support[j]),
+            )
+            p = model.proba_dict(feats)
+            relevant = p >= 0.5
+            chunks.append(
+                ChunkVerdict(
+                    index=j,
+                    relevant=relevant,
+                    confidence=round(p if relevant else 1.0 - p, 4),
+                    rationale=f"p(relevant)={p:.2f}, question cosine {feats['q_cos_max']:.2f}, "
+                    f"on-topic sentences {feats['rel_density']:.0%}",
+                )
+            )
+        return self.result(
+            item,
+            JudgeStatus.ok,
+            score=precision_at_k(chunks, len(chunks)),
+            evidence=Evidence(chunks=chunks, features={"uses_reference": float(bool(points))}),
+        )

@@ -1,0 +1,77 @@
+"""Sentence embeddings for the offline judges, cached per process.
+
+The five judges of one item see the same question, answer, reference and context sentences; the
+k-sweep judges the same contexts at several k. ``EmbeddingCache.vectors(texts)`` encodes only the
+texts it has not seen, in ONE batch, and keeps at most ``max_items`` vectors (least recently used
+evicted). ``warm(texts)`` pre-encodes many items' texts in one batch (what a batch runner calls).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from ragjudge.protocols import Encoder
+
+
+class EmbeddingCache:
+    """Text -> L2-normalised vector, encoding misses in one batch (LRU, thread-safe)."""
+
+    def __init__(self, encoder: Encoder | None = None, *, max_items: int = 50_000) -> None:
+        self._encoder = encoder
+        self.max_items = max_items
+        self._store: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.encoded = 0
+        """How many texts were actually encoded (misses), for benchmarks and tests."""
+
+    @property
+    def encoder(self) -> Encoder:
+        if self._encoder is None:
+            from ragjudge.embedding import load_encoder
+
+            self._encoder = load_encoder()
+        return self._encoder
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of ``texts`` (shape ``(len(texts), dim)``), encoding the misses in one batch."""
+        with self._lock:
+            missing = list(dict.fromkeys(t for t in texts if t not in self._store))
+        if missing:
+            vecs = self.encoder.encode(missing)
+            with self._lock:
+                for text, vec in zip(missing, vecs, strict=True):
+                    self._store[text] = vec
+                self.encoded += len(missing)
+        with self._lock:
+            if not texts:
+                return np.zeros((0, self._dim()), dtype=np.float32)
+            out = np.stack([self._store[t] for t in texts])
+            for t in texts:
+                self._store.move_to_end(t)
+            while len(self._store) > self.max_items:
+                self._store.popitem(last=False)
+        return out
+
+    def warm(self, texts: Iterable[str]) -> None:
+        """Encode ``texts`` now, in one batch."""
+        self.vectors(list(dict.fromkeys(texts)))
+
+    def _dim(self) -> int:
+        if self._store:
+            return int(next(iter(self._store.values())).shape[0])
+        return int(self.encoder.encode(["x"]).shape[1])
+
+
+_SHARED: EmbeddingCache | None = None
+
+
+def shared_cache() -> EmbeddingCache:
+    """The process-wide cache over the bundled encoder."""
+    global _SHARED
+    if _SHARED is None:
+        _SHARED = EmbeddingCache()
+    return _SHARED

@@ -1,0 +1,373 @@
+"""Features of the offline judges: what the bundled model and the text say about a pair of texts.
+
+Every feature is a number computed from one pair only (a claim and ONE chunk, a question and ONE
+chunk, ...), never normalised across chunks: so the verdict on chunk j does not change when other
+chunks are added or removed, and the k-sweep's prefix derivation is exact.
+
+Support of a claim by a chunk (``support_features``), on the chunk's sentence units and the
+windows of two adjacent units:
+
+- ``cos_max``: max cosine between the claim and a unit or window;
+- ``lex_best``: share of the claim's content-word stems found in the best (by cosine) unit;
+- ``lex_max``: the same share, maximised over units and windows;
+- ``lex_chunk``: the same share in the whole chunk;
+- ``bigram``: share of the claim's adjacent content-stem pairs found adjacent in the chunk;
+- ``num_miss``: share of the claim's numbers (digits or number words, years) not in the chunk;
+- ``ent_miss``: share of the claim's names (capitalised, non-initial tokens) not in the chunk;
+- ``neg_mismatch``: 1 when exactly one of the claim and its best unit is negated;
+- ``claim_len``: log(1 + content words of the claim).
+
+Answer relevancy (``relevancy_features``) and aspect coverage (``aspect_features``) are
+documented on the functions.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Hashable, Iterable
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from ragjudge.judges.offline.embed import EmbeddingCache
+from ragjudge.judges.offline.segment import (
+    Aspect,
+    context_units,
+    hedge_rate,
+    is_non_committal,
+    negated,
+    question_aspects,
+)
+from ragjudge.text import STOP_WORDS, content_words, numbers, split_sentences, tokens
+
+SUPPORT_FEATURES = (
+    "cos_max",
+    "lex_best",
+    "lex_max",
+    "lex_chunk",
+    "bigram",
+    "num_miss",
+    "ent_miss",
+    "neg_mismatch",
+    "claim_len",
+)
+RELEVANCY_FEATURES = (
+    "qa_cos",
+    "sent_cos_max",
+    "sent_cos_mean",
+    "aspect_cov_mean",
+    "aspect_cov_min",
+    "type_ok",
+    "q_term_cov",
+    "new_info",
+    "n_claims",
+    "non_committal",
+    "hedge",
+    "off_topic",
+)
+ASPECT_FEATURES = ("asp_cos", "asp_type_ok", "asp_term_cov")
+CHUNK_FEATURES = (
+    "q_cos_max",
+    "q_term_cov",
+    "rel_density",
+    "asp_cov",
+    "ref_support",
+    "has_ref",
+)
+
+_SUFFIXES = (
+    "ations",
+    "ation",
+    "ings",
+    "ing",
+    "ness",
+    "ment",
+    "edly",
+    "ies",
+    "ied",
+    "ed",
+    "es",
+    "ly",
+    "s",
+)
+_NUMBER_WORDS = {
+    w: str(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
+_NAME = re.compile(r"\b[A-Z][a-zA-Z0-9'-]+")
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december".split()
+)
+_REASON_CUES = frozenset(
+    "because due cause caused causes reason result resulted since therefore owing so led".split()
+)
+OFF_TOPIC_COS = 0.2
+"""An answer sentence with cosine below this to the question counts as off-topic."""
+DENSITY_COS = 0.35
+"""A chunk unit with cosine at least this to the question counts as on-topic (rel_density)."""
+
+
+def stem(token: str) -> str:
+    """A crude suffix-stripping stem, keeping at least four letters."""
+    for suffix in _SUFFIXES:
+        if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+            return token[: -len(suffix)]
+    return token
+
+
+def stems(text: str) -> list[str]:
+    return [stem(t) for t in content_words(text)]
+
+
+def number_set(text: str) -> set[str]:
+    """Numbers in ``text``, digits and number words alike (``seven`` -> ``7``)."""
+    out = numbers(text)
+    out.update(_NUMBER_WORDS[t] for t in tokens(text) if t in _NUMBER_WORDS)
+    return out
+
+
+def names(text: str) -> set[str]:
+    """Lower-cased capitalised tokens that are not sentence-initial and not stop words."""
+    out: set[str] = set()
+    for sentence in split_sentences(text):
+        for m in _NAME.finditer(sentence):
+            if m.start() == 0:
+                continue
+            word = m.group(0).lower()
+            if word not in STOP_WORDS and word not in _MONTHS:
+                out.add(stem(word))
+    return out
+
+
+def capitalised(text: str) -> set[str]:
+    """Lower-cased capitalised tokens anywhere (sentence-initial too), minus stop words."""
+    return {
+        stem(m.group(0).lower())
+        for m in _NAME.finditer(text)
+        if m.group(0).lower() not in STOP_WORDS and m.group(0).lower() not in _MONTHS
+    }
+
+
+def _bigrams(seq: list[str]) -> set[tuple[str, str]]:
+    return set(itertools.pairwise(seq))
+
+
+def _share_in(items: Iterable[Hashable], pool: AbstractSet[Hashable]) -> float:
+    """Share of ``items`` found in ``pool`` (1.0 for no items)."""
+    seq = list(items)
+    return sum(i in pool for i in seq) / len(seq) if seq else 1.0
+
+
+@dataclass(frozen=True)
+class TextProfile:
+    """A context chunk (or an answer used as one), prepared once: units, windows, word sets."""
+
+    units: tuple[str, ...]
+    windows: tuple[str, ...]
+    unit_stems: tuple[frozenset[str], ...]
+    window_stems: tuple[frozenset[str], ...]
+    unit_negated: tuple[bool, ...]
+    stems: frozenset[str]
+    bigrams: frozenset[tuple[str, str]]
+    numbers: frozenset[str]
+    raw_tokens: frozenset[str]
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """Units then windows: the texts to embed."""
+        return self.units + self.windows
+
+
+@lru_cache(maxsize=4096)
+def profile(text: str, *, as_units: bool = False) -> TextProfile:
+    """The profile of a chunk; ``as_units`` splits plain sentences (for answers)."""
+    units = tuple(split_sentences(text) if as_units else context_units(text))
+    windows = tuple(f"{a} {b}" for a, b in itertools.pairwise(units))
+    unit_stems = tuple(frozenset(stems(u)) for u in units)
+    window_stems = tuple(a | b for a, b in itertools.pairwise(unit_stems))
+    all_stems = stems(text)
+    return TextProfile(
+        units=units,
+        windows=windows,
+        unit_stems=unit_stems,
+        window_stems=window_stems,
+        unit_negated=tuple(negated(u) for u in units),
+        stems=frozenset(all_stems),
+        bigrams=frozenset(_bigrams(all_stems)),
+        numbers=frozenset(number_set(text)),
+        raw_tokens=frozenset(stem(t) for t in tokens(text)),
+    )
+
+
+def support_features(
+    claims: list[str],
+    chunk: TextProfile,
+    cache: EmbeddingCache,
+    *,
+    given: frozenset[str] = frozenset(),
+) -> np.ndarray:
+    """``(len(claims), len(SUPPORT_FEATURES))`` support features of each claim by ``chunk``.
+
+    ``given``: stems that count as present whatever the chunk says (completeness passes the
+    question's, so "It was completed in 1889" covers "The Eiffel Tower was completed in 1889"
+    when the question names the tower).
+    """
+    out = np.zeros((len(claims), len(SUPPORT_FEATURES)), dtype=np.float64)
+    if not claims:
+        return out
+    texts = chunk.texts
+    sims = cache.vectors(claims) @ cache.vectors(list(texts)).T if texts else None
+    pools = chunk.unit_stems + chunk.window_stems
+    n_units = len(chunk.units)
+    for i, claim in enumerate(claims):
+        cstems = stems(claim)
+        cset = set(cstems) - given
+        if sims is not None and sims.shape[1]:
+            row = sims[i]
+            best = int(np.argmax(row))
+            cos_max = float(row[best])
+            lex_best = _share_in(cset, pools[best])
+            lex_max = max(_share_in(cset, p) for p in pools)
+            best_unit = best if best < n_units else best - n_units
+            neg_mismatch = float(negated(claim) != chunk.unit_negated[best_unit])
+        else:
+            cos_max = lex_best = lex_max = neg_mismatch = 0.0
+        nums = number_set(claim)
+        ents = names(claim) - given
+        out[i] = (
+            cos_max,
+            lex_best,
+            lex_max,
+            _share_in(cset, chunk.stems),
+            _share_in(_bigrams(cstems), chunk.bigrams) if len(cstems) > 1 else 1.0,
+            1.0 - _share_in(nums, chunk.numbers) if nums else 0.0,
+            1.0 - _share_in(ents, chunk.raw_tokens) if ents else 0.0,
+            neg_mismatch,
+            math.log1p(len(cstems)),
+        )
+    return out
+
+
+def _type_ok(aspect: Aspect, answer: str, question: str) -> float:
+    """1 when ``answer`` contains the kind of thing ``aspect`` asks for (see ``answer_type``)."""
+    kind = aspect.answer_type
+    low_tokens = set(tokens(answer))
+    new_names = capitalised(answer) - capitalised(question)
+    if kind == "date":
+        has_year = any(len(n) == 4 and n.isdigit() for n in numbers(answer))
+        return float(has_year or bool(low_tokens & _MONTHS) or bool(number_set(answer)))
+    if kind == "number":
+        return float(bool(number_set(answer) - number_set(question)) or bool(number_set(answer)))
+    if kind in ("person", "place"):
+        return float(bool(new_names))
+    if kind == "reason":
+        return float(bool(low_tokens & _REASON_CUES))
+    if kind == "yesno":
+        return float(bool(low_tokens & {"yes", "no", "not"}) or len(content_words(answer)) > 3)
+    qset = set(stems(question))
+    return float(len(set(stems(answer)) - qset) >= 2)
+
+
+def aspect_features(
+    aspects: list[Aspect], answer: str, question: str, cache: EmbeddingCache
+) -> np.ndarray:
+    """``(len(aspects), 3)``: per question aspect, how well the answer covers it.
+
+    ``asp_cos`` = max cosine between the aspect and an answer sentence (or the whole answer);
+    ``asp_type_ok`` = the answer holds the expected kind of answer (``_type_ok``);
+    ``asp_term_cov`` = share of the aspect's content stems found in the answer.
+    """
+    out = np.zeros((len(aspects), len(ASPECT_FEATURES)), dtype=np.float64)
+    sentences = [s for s in split_sentences(answer) if s.strip()] or [answer]
+    units = [*sentences, answer] if len(sentences) > 1 else sentences
+    if not aspects or not answer.strip():
+        return out
+    sims = cache.vectors([a.text for a in aspects]) @ cache.vectors(units).T
+    astems = set(stems(answer))
+    for i, aspect in enumerate(aspects):
+        out[i] = (
+            float(sims[i].max()),
+            _type_ok(aspect, answer, question),
+            _share_in(set(stems(aspect.text)), astems),
+        )
+    return out
+
+
+def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dict[str, float]:
+    """Features of how well ``answer`` addresses ALL of ``question``.
+
+    ``qa_cos`` (question vs whole answer), ``sent_cos_max`` / ``sent_cos_mean`` (vs answer
+    sentences), ``aspect_cov_mean`` / ``aspect_cov_min`` (per question aspect, the max cosine to
+    an answer sentence), ``type_ok`` (share of aspects whose expected answer type is present),
+    ``q_term_cov`` (share of question content stems in the answer), ``new_info`` (log of 1 + the
+    answer's content stems not in the question: informativeness), ``n_claims`` (log of 1 + answer
+    sentences with three or more content words), ``non_committal`` (share of answer sentences
+    that decline to answer), ``hedge`` (hedge-word rate), ``off_topic`` (share of answer sentences
+    with cosine below ``OFF_TOPIC_COS`` to the question).
+    """
+    sentences = [s for s in split_sentences(answer) if s.strip()]
+    if not sentences:
+        return dict.fromkeys(RELEVANCY_FEATURES, 0.0) | {"non_committal": 1.0}
+    aspects = question_aspects(question)
+    vecs = cache.vectors([question, answer, *sentences])
+    q, a, s = vecs[0], vecs[1], vecs[2:]
+    sent_cos = s @ q
+    asp = aspect_features(aspects, answer, question, cache)
+    qstems = set(stems(question))
+    astems = set(stems(answer))
+    return {
+        "qa_cos": float(a @ q),
+        "sent_cos_max": float(sent_cos.max()),
+        "sent_cos_mean": float(sent_cos.mean()),
+        "aspect_cov_mean": float(asp[:, 0].mean()) if len(asp) else 0.0,
+        "aspect_cov_min": float(asp[:, 0].min()) if len(asp) else 0.0,
+        "type_ok": float(asp[:, 1].mean()) if len(asp) else 0.0,
+        "q_term_cov": _share_in(qstems, astems) if qstems else 1.0,
+        "new_info": math.log1p(len(astems - qstems)),
+        "n_claims": math.log1p(sum(len(content_words(x)) >= 3 for x in sentences)),
+        "non_committal": sum(is_non_committal(x) for x in sentences) / len(sentences),
+        "hedge": hedge_rate(answer),
+        "off_topic": float((sent_cos < OFF_TOPIC_COS).mean()),
+    }
+
+
+def chunk_features(
+    question: str,
+    chunk: TextProfile,
+    cache: EmbeddingCache,
+    *,
+    reference_support: float | None = None,
+) -> dict[str, float]:
+    """Features of one chunk's relevance to the question (and the reference, when given).
+
+    ``q_cos_max`` (max cosine question vs unit or window), ``q_term_cov`` (share of question
+    content stems in the chunk), ``rel_density`` (share of units with cosine at least
+    ``DENSITY_COS``: a focused chunk scores higher than one padded with unrelated text),
+    ``asp_cov`` (per question aspect, max cosine to a unit; mean over aspects), ``ref_support``
+    (max support probability of a reference point by this chunk; 0 without reference), ``has_ref``.
+    """
+    texts = list(chunk.texts)
+    if not texts:
+        return dict.fromkeys(CHUNK_FEATURES, 0.0)
+    aspects = question_aspects(question)
+    qv = cache.vectors([question, *[a.text for a in aspects]])
+    tv = cache.vectors(texts)
+    sims = tv @ qv[0]
+    unit_sims = sims[: len(chunk.units)]
+    asp = (tv @ qv[1:].T).max(axis=0) if len(aspects) else np.zeros(1)
+    qstems = set(stems(question))
+    return {
+        "q_cos_max": float(sims.max()),
+        "q_term_cov": _share_in(qstems, chunk.stems) if qstems else 0.0,
+        "rel_density": float((unit_sims >= DENSITY_COS).mean()) if len(unit_sims) else 0.0,
+        "asp_cov": float(asp.mean()),
+        "ref_support": float(reference_support or 0.0),
+        "has_ref": float(reference_support is not None),
+    }

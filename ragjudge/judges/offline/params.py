@@ -1,0 +1,133 @@
+"""Fitted parameters of the offline judges: versioned JSON data shipped in the package.
+
+A ``Params`` file holds one logistic model per decision the judges make:
+
+- ``support``: does a text unit (a chunk, or an answer for completeness) support a claim
+  (``features.SUPPORT_FEATURES``) -> faithfulness, context recall, completeness with a reference;
+- ``relevancy``: does an answer address all of its question (``RELEVANCY_FEATURES``);
+- ``aspect``: does an answer cover one part of the question (``ASPECT_FEATURES``) ->
+  completeness without a reference;
+- ``chunk``: is a chunk relevant to the question / reference (``CHUNK_FEATURES``) -> context
+  precision.
+
+p = sigmoid(intercept + sum_i coef_i * (x_i - mean_i) / scale_i); the decision is p >= threshold.
+The judges' ``version`` includes the params' ``version``, so refitted parameters change cache keys
+and run manifests. Load order: an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the
+bundled ``params/v1.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from ragjudge.errors import ConfigError
+from ragjudge.judges.offline.features import (
+    ASPECT_FEATURES,
+    CHUNK_FEATURES,
+    RELEVANCY_FEATURES,
+    SUPPORT_FEATURES,
+)
+
+PARAMS_DIR = Path(__file__).resolve().parent / "params"
+DEFAULT_PARAMS = PARAMS_DIR / "v1.json"
+ENV_VAR = "RAGJUDGE_OFFLINE_PARAMS"
+SCHEMA_VERSION = 1
+
+MODEL_FEATURES: dict[str, tuple[str, ...]] = {
+    "support": SUPPORT_FEATURES,
+    "relevancy": RELEVANCY_FEATURES,
+    "aspect": ASPECT_FEATURES,
+    "chunk": CHUNK_FEATURES,
+}
+
+
+class LogisticModel(BaseModel):
+    """p = sigmoid(intercept + coef . standardised(x)); decision p >= threshold."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    features: list[str]
+    coef: list[float]
+    intercept: float
+    mean: list[float]
+    scale: list[float]
+    threshold: float = Field(default=0.5, gt=0.0, lt=1.0)
+    fitted_on: str = ""
+    cv: dict[str, float] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _lengths(self) -> LogisticModel:
+        n = len(self.features)
+        if not (len(self.coef) == len(self.mean) == len(self.scale) == n):
+            raise ValueError("features, coef, mean and scale must have the same length")
+        if any(s <= 0 for s in self.scale):
+            raise ValueError("every scale must be positive")
+        return self
+
+    def logit(self, x: np.ndarray) -> np.ndarray:
+        """Logits of rows of ``x`` (columns in ``features`` order)."""
+        z = (np.atleast_2d(x) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return z @ np.asarray(self.coef) + self.intercept
+
+    def proba(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-np.clip(self.logit(x), -30, 30)))
+
+    def proba_dict(self, values: dict[str, float]) -> float:
+        return float(self.proba(np.array([[values[f] for f in self.features]]))[0])
+
+
+class Params(BaseModel):
+    """All offline models plus provenance. ``version`` names the fit (e.g. ``v1``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    version: str
+    description: str = ""
+    models: dict[str, LogisticModel]
+    provenance: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _complete(self) -> Params:
+        if self.schema_version != SCHEMA_VERSION:
+            raise ValueError(f"schema_version {self.schema_version} (this ragjudge reads 1)")
+        for name, feats in MODEL_FEATURES.items():
+            model = self.models.get(name)
+            if model is None:
+                raise ValueError(f"model {name!r} is missing")
+            if tuple(model.features) != feats:
+                raise ValueError(f"model {name!r} has features {model.features}, need {feats}")
+        return self
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.model_dump(), indent=2) + "\n", encoding="utf-8")
+
+
+@lru_cache(maxsize=8)
+def _load(path: str, mtime: float) -> Params:
+    del mtime  # part of the cache key: a rewritten file is read again
+    try:
+        return Params.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read offline judge parameters {path}: {exc}") from exc
+
+
+def load_params(path: str | Path | None = None) -> Params:
+    """The parameters at ``path``, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled v1."""
+    chosen = Path(path or os.environ.get(ENV_VAR) or DEFAULT_PARAMS)
+    if not chosen.is_file():
+        raise ConfigError(f"offline judge parameters not found: {chosen}")
+    return _load(str(chosen.resolve()), chosen.stat().st_mtime)
+
+
+def sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))

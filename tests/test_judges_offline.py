@@ -1,0 +1,183 @@
+"""Offline judges on small hand-made cases: numbers, negation, abstention, missing reference,
+empty contexts, and the prefix consistency of context recall and precision."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragjudge.judges.offline import (
+    OfflineAnswerRelevancyJudge,
+    OfflineCompletenessJudge,
+    OfflineContextPrecisionJudge,
+    OfflineContextRecallJudge,
+    OfflineFaithfulnessJudge,
+)
+from ragjudge.judges.offline.segment import claims, is_non_committal, question_aspects
+from ragjudge.judges.registry import JUDGE_NAMES, create_judge
+from ragjudge.protocols import Judge, PrefixJudge
+from ragjudge.schema import JudgeInput, JudgeStatus
+
+TOWER = (
+    "The Eiffel Tower is a wrought-iron lattice tower in Paris. It was completed in 1889 for "
+    "the World's Fair. The tower is 330 metres tall and was designed by Gustave Eiffel's company."
+)
+BANANA = "Bananas are elongated yellow fruit grown in tropical regions such as Ecuador."
+CHEESE = "Cheddar is a hard cheese that originated in the English village of Cheddar."
+Q = "When was the Eiffel Tower completed and how tall is it?"
+REF = "The Eiffel Tower was completed in 1889. It is 330 metres tall."
+
+
+def item(answer: str = "", contexts: list[str] | None = None, **kw: str | None) -> JudgeInput:
+    return JudgeInput(
+        id=str(kw.pop("id", "x")),
+        question=str(kw.pop("question", Q)),
+        answer=answer,
+        contexts=[TOWER, BANANA] if contexts is None else contexts,
+        **kw,  # type: ignore[arg-type]
+    )
+
+
+def test_all_five_registered_under_offline() -> None:
+    for name in JUDGE_NAMES:
+        judge = create_judge(name, "offline")
+        assert isinstance(judge, Judge)
+        assert judge.name == name
+        assert judge.version.startswith("offline-")
+    assert isinstance(create_judge("context_recall", "offline"), PrefixJudge)
+    assert isinstance(create_judge("context_precision", "offline"), PrefixJudge)
+
+
+def test_segmentation_rules() -> None:
+    got = claims("The tower opened in 1889 [2], and it is 330 metres tall; it stands in Paris.")
+    assert got == ["The tower opened in 1889", "it is 330 metres tall", "it stands in Paris."]
+    # a list is not split; a question and an abstention are no claims
+    assert claims("Red, green and blue are primary colours.") == [
+        "Red, green and blue are primary colours."
+    ]
+    assert claims("What is it? I don't know.") == []
+    assert is_non_committal("The answer cannot be determined from the context.")
+    assert not is_non_committal("The tower is 330 metres tall.")
+    kinds = [
+        a.answer_type
+        for a in question_aspects("When and where was it built, and why was it built?")
+    ]
+    assert kinds == ["date", "place", "reason"]
+
+
+async def test_faithfulness_supported_vs_contradicted_numbers() -> None:
+    judge = OfflineFaithfulnessJudge()
+    good = await judge.judge(item("The Eiffel Tower was completed in 1889. It is 330 metres tall."))
+    bad = await judge.judge(item("The Eiffel Tower was completed in 1925. It is 120 metres tall."))
+    assert good.status == bad.status == JudgeStatus.ok
+    assert good.score == 1.0
+    assert [c.verdict for c in good.evidence.claims] == ["supported", "supported"]
+    assert good.evidence.claims[0].supporting_chunks == [0]
+    assert bad.score is not None and bad.score < 0.5
+    assert bad.evidence.claims[0].verdict != "supported"
+    assert all(c.confidence is not None for c in bad.evidence.claims)
+
+
+async def test_faithfulness_negation_and_names() -> None:
+    judge = OfflineFaithfulnessJudge()
+    neg = await judge.judge(item("The Eiffel Tower was not completed in 1889."))
+    pos = await judge.judge(item("The Eiffel Tower was completed in 1889."))
+    wrong_name = await judge.judge(item("The Eiffel Tower is a wrought-iron tower in Berlin."))
+    right_name = await judge.judge(item("The Eiffel Tower is a wrought-iron tower in Paris."))
+    assert neg.evidence.features["neg_mismatch"] == 1.0
+    assert pos.evidence.features["mean_support"] > neg.evidence.features["mean_support"]
+    assert wrong_name.evidence.features["ent_miss"] > 0
+    assert (
+        right_name.evidence.features["mean_support"] > wrong_name.evidence.features["mean_support"]
+    )
+
+
+async def test_faithfulness_statuses() -> None:
+    judge = OfflineFaithfulnessJudge()
+    abstain = await judge.judge(item("I don't know."))
+    assert abstain.status == JudgeStatus.no_claims and abstain.score is None
+    assert "abstains" in (abstain.error or "")
+    assert (await judge.judge(item(""))).status == JudgeStatus.invalid_input
+    assert (await judge.judge(item("It is tall.", contexts=[" "]))).status == (
+        JudgeStatus.invalid_input
+    )
+
+
+async def test_answer_relevancy_rewards_full_answers() -> None:
+    judge = OfflineAnswerRelevancyJudge()
+    full = await judge.judge(item("It was completed in 1889 and it is 330 metres tall."))
+    partial = await judge.judge(item("It is a tower."))
+    off = await judge.judge(item(BANANA))
+    idk = await judge.judge(item("I'm sorry, I cannot answer that."))
+    assert full.score is not None and partial.score is not None and off.score is not None
+    assert full.score > partial.score
+    assert full.score > off.score
+    assert idk.status == JudgeStatus.ok and idk.score == 0.0
+    assert "type_ok" in full.evidence.features and full.evidence.explanation
+
+
+async def test_abstention_on_unanswerable_question_scores_one() -> None:
+    unans = "The question cannot be answered from the available information."
+    rel = OfflineAnswerRelevancyJudge()
+    comp = OfflineCompletenessJudge()
+    right = item("I don't know.", reference=unans)
+    wrong = item("It is 330 metres tall.", reference=unans)
+    assert (await rel.judge(right)).score == 1.0
+    assert (await rel.judge(wrong)).score == 0.0
+    assert (await comp.judge(right)).score == 1.0
+    assert (await comp.judge(wrong)).score == 0.0
+
+
+async def test_completeness_with_and_without_reference() -> None:
+    judge = OfflineCompletenessJudge()
+    both = await judge.judge(
+        item("It was completed in 1889. It is 330 metres tall.", reference=REF)
+    )
+    half = await judge.judge(item("It was completed in 1889.", reference=REF))
+    assert both.score == 1.0
+    assert half.score is not None and half.score < both.score
+    assert len(half.evidence.key_points) == 2
+    assert [k.verdict for k in half.evidence.key_points] == ["supported", "unsupported"]
+    noref = await judge.judge(item("It was completed in 1889. It is 330 metres tall."))
+    assert noref.status == JudgeStatus.ok
+    assert noref.evidence.features["from_reference"] == 0.0
+    assert len(noref.evidence.key_points) == 2  # "when ..." and "how tall ..."
+
+
+async def test_context_recall_needs_reference_and_fills_matrix() -> None:
+    judge = OfflineContextRecallJudge()
+    skipped = await judge.judge(item(""))
+    assert skipped.status == JudgeStatus.skipped_missing_reference
+    res = await judge.judge(item("", contexts=[BANANA, TOWER, CHEESE], reference=REF))
+    assert res.status == JudgeStatus.ok and res.score == 1.0
+    matrix = res.evidence.support_matrix
+    assert matrix is not None and len(matrix) == 2 and all(len(r) == 3 for r in matrix)
+    assert all(row[1] >= 0.5 > row[0] for row in matrix)
+    assert [c.supporting_chunks for c in res.evidence.claims] == [[1], [1]]
+    assert (await judge.judge(item("", contexts=[], reference=REF))).status == (
+        JudgeStatus.invalid_input
+    )
+
+
+@pytest.mark.parametrize("judge_cls", [OfflineContextRecallJudge, OfflineContextPrecisionJudge])
+async def test_prefix_consistency(judge_cls: type) -> None:
+    judge = judge_cls()
+    contexts = [BANANA, TOWER, CHEESE, TOWER + " It is repainted every seven years."]
+    full = await judge.judge(item("", contexts=contexts, reference=REF))
+    assert full.status == JudgeStatus.ok
+    for k in range(1, len(contexts) + 1):
+        direct = await judge.judge(item("", contexts=contexts[:k], reference=REF))
+        derived = judge.at_k(full, k)
+        assert derived.score == pytest.approx(direct.score)
+        assert derived.evidence.support_matrix == direct.evidence.support_matrix
+        assert [c.relevant for c in derived.evidence.chunks] == [
+            c.relevant for c in direct.evidence.chunks
+        ]
+
+
+async def test_context_precision_ranks_relevant_chunks() -> None:
+    judge = OfflineContextPrecisionJudge()
+    good = await judge.judge(item("", contexts=[TOWER, BANANA]))
+    late = await judge.judge(item("", contexts=[BANANA, CHEESE, TOWER]))
+    assert [c.relevant for c in good.evidence.chunks] == [True, False]
+    assert good.score == 1.0
+    assert late.score is not None and late.score == pytest.approx(1 / 3)
