@@ -298,8 +298,8 @@ def test_k_above_the_corpus_is_refused(tmp_path):
         ConfigError, match="k = 20 is above the retrievable count: the corpus has 12"
     ):
         run_sweep(config(ks=[1, 20]), store=store, components=parts(), testset=make_testset())
-    bad = config(rerankers=[{"spec": "late-interaction", "depth": 3}])
-    with pytest.raises(ConfigError, match="depth = 3 documents, fewer than the largest k = 4"):
+    bad = config(rerankers=[{"spec": "prune", "depth": 3}])
+    with pytest.raises(ConfigError, match="keeps only depth = 3 documents, fewer than the largest"):
         run_sweep(bad, store=store, components=parts(), testset=make_testset())
 
 

@@ -65,10 +65,14 @@ class RetrieverConfig(_Strict):
 
 
 class RerankerConfig(_Strict):
+    """One stage of the funnel after the first-stage retriever (``ragjudge.retrieval.Pipeline``):
+    a reranker re-orders the top ``depth`` documents of the stage before (the rest follow in
+    their order); ``prune`` cuts the list to ``depth``. The first stage retrieves
+    ``max(first depth, k_max)``; depths must not increase."""
+
     spec: str
-    """``late-interaction``, ``cross-encoder:MODEL`` or ``llm``."""
+    """``late-interaction``, ``cross-encoder:MODEL``, ``llm`` or ``prune``."""
     depth: int = Field(ge=1)
-    """How many first-stage documents this stage re-orders."""
 
 
 class GeneratorConfig(_Strict):

@@ -38,7 +38,7 @@ from typing import Any
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
 from ragjudge.judges.registry import PREFIX_JUDGES
-from ragjudge.protocols import Generator, Judge
+from ragjudge.protocols import Generator, Judge, Reranker
 from ragjudge.schema import (
     Answer,
     JudgeInput,
@@ -112,17 +112,9 @@ def _uses_llm(config: SweepConfig) -> bool:
 
 def build_components(config: SweepConfig) -> Components:
     """The retriever pipeline, generator and judges a config names (heavy imports here)."""
-    import importlib
-
     from ragjudge.generate import build_generator
     from ragjudge.judges.registry import create_judge
-
-    retrieval: Any = importlib.import_module("ragjudge.retrieval")
-    Pipeline, build_reranker, build_retriever = (
-        retrieval.Pipeline,
-        retrieval.build_reranker,
-        retrieval.build_retriever,
-    )
+    from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
 
     llm = None
     models: dict[str, str] = {}
@@ -132,10 +124,14 @@ def build_components(config: SweepConfig) -> Components:
         llm = LLMClient.from_env()
         models["llm"] = llm.model
     first = build_retriever(config.retriever.kind, **config.retriever.options)
-    stages = []
+    stages: list[tuple[Reranker | None, int]] = []
     for r in config.rerankers:
-        reranker = build_reranker(r.spec, client=llm) if r.spec.startswith("llm") else None
-        stages.append((reranker or build_reranker(r.spec), r.depth))
+        if r.spec == "prune":
+            stages.append((None, r.depth))
+        elif r.spec.startswith("llm"):
+            stages.append((build_reranker(r.spec, client=llm), r.depth))
+        else:
+            stages.append((build_reranker(r.spec), r.depth))
     retriever = Pipeline(first, stages=stages) if stages else first
     gen_options = dict(config.generator.options)
     if config.generator.kind == "chat":
@@ -180,10 +176,10 @@ def check_ks(config: SweepConfig, testset: TestSet) -> None:
             f"documents; use ks <= {n_docs}"
         )
     for r in config.rerankers:
-        if r.depth < config.k_max:
+        if r.spec == "prune" and r.depth < config.k_max:
             raise ConfigError(
-                f"reranker {r.spec!r} re-orders only depth = {r.depth} documents, fewer than "
-                f"the largest k = {config.k_max}; raise its depth to at least {config.k_max}"
+                f"the prune stage keeps only depth = {r.depth} documents, fewer than the "
+                f"largest k = {config.k_max}; raise its depth to at least {config.k_max}"
             )
 
 
