@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.io import read_trec_qrels, read_trec_run, write_trec_run
+from ragjudge.io import DataWarning, read_trec_qrels, read_trec_run, write_trec_run
 from ragjudge.metrics import evaluate_run
 
 
@@ -45,7 +45,8 @@ def test_metrics_table_and_json(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     assert data["n_queries"] == 3
     assert set(data["per_query"]) == {"q1", "q2", "q3"}
-    expected = evaluate_run(read_trec_qrels(qrels), read_trec_run(run), ks=[1, 2])
+    with pytest.warns(DataWarning):
+        expected = evaluate_run(read_trec_qrels(qrels), read_trec_run(run), ks=[1, 2])
     assert data["metrics"] == pytest.approx(expected.mean)
     assert data["metrics"]["precision@1"] == pytest.approx(1 / 3)
     assert data["metrics"]["mrr"] == pytest.approx((1 + 1 / 2 + 0) / 3)
