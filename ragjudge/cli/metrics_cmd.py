@@ -45,10 +45,11 @@ def metrics(
 
     ks = parse_ks(k)
     err = Console(stderr=True)
-    with warnings.catch_warnings(record=True) as caught:
+    with warnings.catch_warnings(record=True) as caught, err.status("reading the files") as status:
         warnings.simplefilter("always", DataWarning)
         qrels_data = read_trec_qrels(qrels)
         run_data = read_trec_run(run)
+        status.update(f"evaluating {len(run_data)} queries")
         report = evaluate_run(qrels_data, run_data, ks=ks, relevance_threshold=threshold)
     for w in caught:
         if issubclass(w.category, DataWarning):

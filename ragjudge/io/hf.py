@@ -65,13 +65,11 @@ def _open(path: Path, split: str | None) -> HFDataset:
     else:
         fmt = file_format(path)
         builder, kwargs = _BUILDERS[fmt], ({"delimiter": "\t"} if fmt == "tsv" else {})
+    cache = state_path("hf_datasets")
+    cache.mkdir(exist_ok=True)
     try:
         ds = datasets.load_dataset(
-            builder,
-            data_files=str(path),
-            split=split or "train",
-            cache_dir=str(state_path("hf_datasets", "x").parent),
-            **kwargs,
+            builder, data_files=str(path), split=split or "train", cache_dir=str(cache), **kwargs
         )
     except Exception as exc:  # datasets raises many types for unreadable files
         raise DataError(f"datasets could not read the file: {exc}", path=path) from exc
