@@ -73,7 +73,8 @@ def render_markdown(summary: SweepSummary, plots: dict[str, Path]) -> str:
     lines = [f"# k-sweep {summary.run_id}", ""]
     if m is not None:
         lines += [
-            f"Data set **{m.dataset_name}** ({summary.n_cases} cases, hash `{m.dataset_hash}`), "
+            f"Data set **{m.dataset_name}** ({summary.n_cases} cases, "
+            f"hash `{m.dataset_hash[:12]}`), "
             f"config `{m.config_hash}`, ragjudge {m.ragjudge_version}, status **{m.status}**.",
             "",
         ]
@@ -103,9 +104,10 @@ def render_markdown(summary: SweepSummary, plots: dict[str, Path]) -> str:
 _HTML = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>k-sweep {{ s.run_id }}</title>
 <style>
-body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:.9em}
-td,th{border:1px solid #ccc;padding:.3em .6em;text-align:right}
+body{font-family:system-ui,sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:1em 0;font-size:.82em}
+td,th{border:1px solid #ccc;padding:.3em .5em;text-align:right;white-space:nowrap}
+small{color:#666}
 td:first-child,th:first-child{text-align:left}
 .choice{background:#eef7ee;border-left:4px solid #2a2;padding:.6em 1em}
 .best{background:#dff0d8}.noise{background:#f3faf1}
@@ -113,7 +115,7 @@ img{max-width:100%;margin:.5em 0}
 </style></head><body>
 <h1>k-sweep {{ s.run_id }}</h1>
 {% if m %}<p>Data set <b>{{ m.dataset_name }}</b> ({{ s.n_cases }} cases, hash
-<code>{{ m.dataset_hash }}</code>), config <code>{{ m.config_hash }}</code>,
+<code>{{ m.dataset_hash[:12] }}</code>), config <code>{{ m.config_hash }}</code>,
 ragjudge {{ m.ragjudge_version }}, status <b>{{ m.status }}</b>.</p>{% endif %}
 <p class="choice">{{ choice }}</p>
 <p>{{ objective }}.</p>
@@ -121,7 +123,8 @@ ragjudge {{ m.ragjudge_version }}, status <b>{{ m.status }}</b>.</p>{% endif %}
 <table><tr><th>metric</th>
 {% for k in s.ks %}<th class="{{ cls[k] }}">k={{ k }}</th>{% endfor %}</tr>
 {% for name, cells in rows %}<tr><td>{{ name }}</td>
-{% for k, text in cells %}<td class="{{ cls[k] }}">{{ text }}</td>{% endfor %}</tr>
+{% for k, mean, ci, cov in cells %}<td class="{{ cls[k] }}"><b>{{ mean }}</b><br>
+<small>{{ ci }}<br>{{ cov }}</small></td>{% endfor %}</tr>
 {% endfor %}</table>
 <h2>Plots</h2>
 {% for name, file in plots %}<img src="{{ file }}" alt="{{ name }}">{% endfor %}
@@ -129,12 +132,22 @@ ragjudge {{ m.ragjudge_version }}, status <b>{{ m.status }}</b>.</p>{% endif %}
 """
 
 
+def _cell(a: Aggregate | None) -> tuple[str, str, str]:
+    """(mean, [lo, hi], scored/total) for one HTML table cell."""
+    if a is None:
+        return "n/a", "", ""
+    cov = f"{a.n_scored}/{a.n_total}"
+    if a.mean is None:
+        return "n/a", "", cov
+    return f"{a.mean:.3f}", f"[{a.ci_low:.3f}, {a.ci_high:.3f}]", cov
+
+
 def render_html(summary: SweepSummary, plots: dict[str, Path]) -> str:
     env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
     tables = summary.table()
     names = [*summary.judges, *summary.retrieval_metrics, "objective"]
     rows = [
-        (name, [(k, fmt(tables.get(name, {}).get(k), 2)) for k in summary.ks]) for name in names
+        (name, [(k, *_cell(tables.get(name, {}).get(k))) for k in summary.ks]) for name in names
     ]
     c = summary.choice
     cls = {
