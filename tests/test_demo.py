@@ -21,10 +21,6 @@ def test_demo_config_is_valid_and_offline():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not hasattr(__import__("ragjudge.retrieval").retrieval, "build_retriever"),
-    reason="retrieval not built yet",
-)
 def test_demo_command_writes_report_and_prints_k(tmp_path):
     out = tmp_path / "demo"
     res = CliRunner().invoke(app, ["demo", "--out", str(out), "--cases", "8"])

@@ -12,10 +12,6 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "k_sweep.ipynb"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(
-    not hasattr(__import__("ragjudge.retrieval").retrieval, "build_retriever"),
-    reason="retrieval not built yet",
-)
 def test_k_sweep_notebook_executes(monkeypatch, tmp_path):
     monkeypatch.setenv("RAGJUDGE_NB_CASES", "12")
     nb = nbformat.read(NOTEBOOK, as_version=4)
