@@ -209,6 +209,22 @@ def print_set(name: str, ours: AgreementReport, peer: AgreementReport, seconds: 
     return summary
 
 
+def shipped_thresholds() -> dict[str, object]:
+    """What the offline judges ship with: params version, and per model its decision threshold
+    on the model probability and what it was fitted on."""
+    from ragjudge.judges.offline.params import load_params
+
+    params = load_params()
+    models = {
+        name: {"threshold": m.threshold, "fitted_on": m.fitted_on, "cv": m.cv}
+        for name, m in params.models.items()
+    }
+    print(f"Shipped offline params {params.version}:")
+    for name, m in models.items():
+        print(f"    {name:<10} decision p >= {m['threshold']}; fitted on: {m['fitted_on']}")
+    return {"version": params.version, "models": models}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--wikieval", type=int, default=None, help="pairs per dimension (all 50)")
