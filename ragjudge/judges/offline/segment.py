@@ -9,7 +9,7 @@ question, and detection of non-committal text.
   claims.
 - ``context_units(chunk)``: the chunk's lines, each split into sentences (lists and tables in web
   or Wikipedia text are one item per line); URLs, citation markers and replacement characters
-  removed; units of fewer than two word tokens dropped.
+  removed; units of fewer than two word tokens dropped; run-ons cut at ``MAX_UNIT_WORDS``.
 - ``question_aspects(question)``: the parts of a question that each ask for something: split at
   ``?``, ``;`` and at `` and `` / ``, `` before a new wh-word ("When and where ..., and what is
   the purpose ...?" -> two aspects), each with its expected answer type.
@@ -46,6 +46,8 @@ _NON_COMMITTAL = re.compile(
     re.IGNORECASE,
 )
 
+MAX_UNIT_WORDS = 48
+"""Context units longer than this many words are cut into pieces of this size."""
 MIN_CLAIM_WORDS = 2
 """A claim has at least this many content words ("It is not in Paris" has two)."""
 
@@ -149,8 +151,13 @@ def context_units(chunk: str) -> list[str]:
     units: list[str] = []
     for line in clean_context(chunk).splitlines():
         for sentence in split_sentences(line):
-            if len(tokens(sentence)) >= 2:
-                units.append(sentence)
+            if len(tokens(sentence)) < 2:
+                continue
+            words = sentence.split()
+            # a run-on "sentence" (a table row, a list without punctuation) is cut into pieces
+            # of MAX_UNIT_WORDS words: it bounds the encoding cost and keeps units sentence-sized
+            for start in range(0, len(words), MAX_UNIT_WORDS):
+                units.append(" ".join(words[start : start + MAX_UNIT_WORDS]))
     return units
 
 
