@@ -1,0 +1,92 @@
+"""On-disk caches of document vectors, keyed by model name and document content hash.
+
+``VectorCache``: one SQLite file per model under ``RAGJUDGE_HOME/embeddings/``, one row per
+content hash (sha256 of title + text) holding the float32 vector (or, for token embeddings, a
+float16 (n_tokens, dim) matrix). A document seen before, under any id, is never encoded again;
+an edited document has a new hash and is encoded once.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ragjudge.home import state_path
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+class VectorCache:
+    """Vectors by content hash for one model (``kind`` separates pooled from token vectors)."""
+
+    def __init__(self, model: str, kind: str = "pooled") -> None:
+        self.path = state_path("embeddings", f"{_safe(model)}.{kind}.sqlite")
+        self.dtype = np.float32 if kind == "pooled" else np.float16
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS vec (hash TEXT PRIMARY KEY, rows INT, dim INT, data BLOB)"
+        )
+        self.encoded = 0
+        """Texts encoded (cache misses) by this instance."""
+
+    def get_many(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        unique = list(dict.fromkeys(hashes))
+        for start in range(0, len(unique), 500):
+            chunk = unique[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for h, rows, dim, data in self._db.execute(
+                f"SELECT hash, rows, dim, data FROM vec WHERE hash IN ({marks})", chunk
+            ):
+                arr = np.frombuffer(data, dtype=self.dtype).reshape(rows, dim)
+                found[h] = arr.astype(np.float32)
+        return found
+
+    def put_many(self, items: dict[str, np.ndarray]) -> None:
+        rows = [
+            (h, int(a.reshape(-1, a.shape[-1]).shape[0]), int(a.shape[-1]), a.astype(self.dtype))
+            for h, a in items.items()
+        ]
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vec VALUES (?, ?, ?, ?)",
+                [(h, r, d, a.tobytes()) for h, r, d, a in rows],
+            )
+
+    def lookup(
+        self,
+        hashes: Sequence[str],
+        texts: Sequence[str],
+        encode: Callable[[list[str]], list[np.ndarray]],
+        *,
+        chunk: int = 256,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[np.ndarray]:
+        """The vector of every text, encoding (in chunks, saved as they finish) only misses."""
+        have = self.get_many(hashes)
+        missing: dict[str, str] = {}
+        for h, t in zip(hashes, texts, strict=True):
+            if h not in have:
+                missing.setdefault(h, t)
+        todo = list(missing.items())
+        if progress is not None:
+            progress(len(hashes) - len(todo))
+        for start in range(0, len(todo), chunk):
+            part = todo[start : start + chunk]
+            vecs = encode([t for _, t in part])
+            new = {h: np.asarray(v, dtype=np.float32) for (h, _), v in zip(part, vecs, strict=True)}
+            self.put_many(new)
+            have.update({h: v.astype(self.dtype).astype(np.float32) for h, v in new.items()})
+            self.encoded += len(part)
+            if progress is not None:
+                progress(len(part))
+        return [have[h] for h in hashes]
+
+    def close(self) -> None:
+        self._db.close()
