@@ -22,7 +22,7 @@ def test_agreement_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
         pytest.skip("neither ../shared/data nor datasets/demo/labels.csv is present")
     # The kernel spec runs `python`: make it the venv's interpreter.
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"])
-    monkeypatch.setenv("RAGJUDGE_NB_LIMIT", "4")
+    monkeypatch.setenv("RAGJUDGE_NB_LIMIT", "3")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = nbclient.NotebookClient(
         nb,
