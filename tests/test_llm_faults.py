@@ -111,3 +111,21 @@ def test_fault_plan_parse(spec: str) -> None:
         sum(float(x.split("=")[1]) for x in spec.split(","))
     )
     assert [plan.decide(i) for i in range(50)] == [plan.decide(i) for i in range(50)]
+
+
+async def test_limiter_tolerates_a_trickle_of_429s_but_shrinks_on_sustained_overload() -> None:
+    from ragjudge.llm.limiter import AdaptiveLimiter
+
+    lim = AdaptiveLimiter(16)
+    for i in range(400):  # one response in ten is a 429
+        await lim.acquire()
+        await lim.release(overloaded=i % 10 == 0, ok=i % 10 != 0)
+    assert lim.current == 16 and lim.decreases == 0
+    for _ in range(400):  # every response a 429
+        await lim.acquire()
+        await lim.release(overloaded=True, ok=False)
+    assert lim.current <= 2 and lim.decreases >= 5
+    for _ in range(200):  # recovery, about +1 per window
+        await lim.acquire()
+        await lim.release()
+    assert lim.current > 10

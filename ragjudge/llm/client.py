@@ -31,7 +31,7 @@ from ragjudge.llm import structured as so
 from ragjudge.llm.backend import Backend, BackendError, Completion
 from ragjudge.llm.cache import CachedCall, LLMCache, cache_key
 from ragjudge.llm.ledger import Ledger, LedgerEntry, PriceTable, str_tags
-from ragjudge.llm.limiter import limiter_for
+from ragjudge.llm.limiter import AdaptiveLimiter, limiter_for
 from ragjudge.llm.settings import LLMSettings
 from ragjudge.llm.tokens import estimate_tokens, text_tokens
 from ragjudge.llm.types import TEMPLATE_HEADER, ErrorKind, LLMError, LLMResult
@@ -84,6 +84,7 @@ class LLMClient:
         else:
             self.cache = LLMCache(cache)
         self._fatal: BackendError | None = None
+        self._limit: tuple[asyncio.AbstractEventLoop | None, AdaptiveLimiter | None] = (None, None)
         self._flights: tuple[
             asyncio.AbstractEventLoop | None,
             dict[str, asyncio.Future[LLMResult[Any] | None]],
@@ -379,7 +380,7 @@ class LLMClient:
             out.error = self._fatal
             return out
         s = self.settings
-        limiter = limiter_for(self.endpoint, s.max_concurrency, adaptive=s.adaptive)
+        limiter = self._limiter()
         headers = {TEMPLATE_HEADER: label}
 
         async def attempt() -> Completion:
@@ -453,6 +454,15 @@ class LLMClient:
             if exc.retryable and out.attempts > 1:
                 exc.message = f"{exc.message} (gave up after {out.attempts} attempts)"
         return out
+
+    def _limiter(self) -> AdaptiveLimiter:
+        loop = asyncio.get_running_loop()
+        if self._limit[0] is not loop or self._limit[1] is None:
+            s = self.settings
+            lim = limiter_for(self.endpoint, s.max_concurrency, adaptive=s.adaptive)
+            self._limit = (loop, lim)
+            return lim
+        return self._limit[1]
 
     def _wait(self, state: RetryCallState) -> float:
         s = self.settings

@@ -1,18 +1,26 @@
 """Adaptive per-endpoint concurrency: additive increase, multiplicative decrease (AIMD).
 
 The limit starts at the user cap. Each success adds ``1 / limit`` (about +1 per full window
-of successes); an overload signal (429, 503, 529) multiplies it by ``DECREASE``, at most once
-per window (a burst of 429s from one overload counts once); it stays in ``[1, cap]``.
-Requests wait for a free slot; a slot is held only while an HTTP request is in flight, never
-during a back-off sleep.
+of successes). The share of overload signals (429, 502-504, 529) among recent responses is
+tracked as an exponential moving average (weight ``ALPHA``); while it exceeds ``TOLERANCE``
+an overload signal multiplies the limit by ``DECREASE``, at most once per window (a burst of
+429s from one overload counts once). The limit stays in ``[1, cap]``. The tolerance keeps a
+trickle of 429s (which ``Retry-After`` handles) from collapsing throughput; sustained
+overload shrinks the limit within a few windows.
+Requests wait in FIFO order for a free slot (a release wakes only as many waiters as there
+are free slots); a slot is held only while an HTTP request is in flight, never during a
+back-off sleep.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from collections import deque
 
 DECREASE = 0.7
+ALPHA = 0.05
+TOLERANCE = 0.3
 
 
 class AdaptiveLimiter:
@@ -26,31 +34,55 @@ class AdaptiveLimiter:
         self.peak = 0
         self.decreases = 0
         self._since_decrease = 0
-        self._cond = asyncio.Condition()
+        self.overload_share = 0.0
+        self._waiters: deque[asyncio.Future[None]] = deque()
 
     @property
     def current(self) -> int:
         return max(1, int(self.limit))
 
     async def acquire(self) -> None:
-        async with self._cond:
-            await self._cond.wait_for(lambda: self.in_flight < self.current)
-            self.in_flight += 1
-            self.peak = max(self.peak, self.in_flight)
+        if self.in_flight < self.current and not self._waiters:
+            self._take()
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut  # the slot was taken for us by _wake
+        except asyncio.CancelledError:
+            if fut.done() and not fut.cancelled():
+                self._give_back()
+            else:
+                self._waiters.remove(fut)
+            raise
+
+    def _take(self) -> None:
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+
+    def _give_back(self) -> None:
+        self.in_flight -= 1
+        self._wake()
+
+    def _wake(self) -> None:
+        while self._waiters and self.in_flight < self.current:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                self._take()
+                fut.set_result(None)
 
     async def release(self, *, overloaded: bool = False, ok: bool = True) -> None:
-        async with self._cond:
-            self.in_flight -= 1
-            self._since_decrease += 1
-            if self.adaptive:
-                if overloaded:
-                    if self._since_decrease >= self.current:
-                        self.limit = max(1.0, self.limit * DECREASE)
-                        self.decreases += 1
-                        self._since_decrease = 0
-                elif ok:
-                    self.limit = min(float(self.cap), self.limit + 1.0 / self.limit)
-            self._cond.notify_all()
+        self._since_decrease += 1
+        self.overload_share += ALPHA * (float(overloaded) - self.overload_share)
+        if self.adaptive:
+            if overloaded:
+                if self.overload_share > TOLERANCE and self._since_decrease >= self.current:
+                    self.limit = max(1.0, self.limit * DECREASE)
+                    self.decreases += 1
+                    self._since_decrease = 0
+            elif ok:
+                self.limit = min(float(self.cap), self.limit + 1.0 / self.limit)
+        self._give_back()
 
     def set_cap(self, cap: int) -> None:
         self.cap = cap

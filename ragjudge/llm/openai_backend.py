@@ -105,7 +105,9 @@ class OpenAIBackend:
         if kwargs.get("n") == 1:
             kwargs.pop("n")
         if response_format is not None:
-            kwargs["response_format"] = response_format
+            # sent as extra_body: the SDK would otherwise walk the whole JSON schema on every
+            # request to transform it (~6 ms of CPU per call for a judge schema)
+            kwargs["extra_body"] = {"response_format": response_format}
         try:
             resp = await self._client().chat.completions.create(
                 model=self.model,
