@@ -19,8 +19,8 @@ import weakref
 from collections import deque
 
 DECREASE = 0.7
-ALPHA = 0.05
-TOLERANCE = 0.3
+ALPHA = 0.02
+TOLERANCE = 0.35
 
 
 class AdaptiveLimiter:
