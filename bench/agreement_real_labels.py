@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import math
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -102,7 +104,8 @@ def _cache_file(data: PublicSet, limit: int | None, seed: int) -> Path:
     from ragjudge.judges.registry import create_judge
 
     versions = "-".join(sorted({create_judge(j, "offline").version for j in data.inputs}))
-    return state_path("bench_agreement", f"{data.name}-{limit}-{seed}-{versions}.jsonl")
+    digest = hashlib.sha256(data.model_dump_json(include={"inputs"}).encode()).hexdigest()[:10]
+    return state_path("bench_agreement", f"{data.name}-{limit}-{seed}-{versions}-{digest}.jsonl")
 
 
 def offline_results(
@@ -234,28 +237,24 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--ppi-n", type=int, default=50, help="labelled items per PPI split")
     ap.add_argument("--ppi-splits", type=int, default=500)
+    ap.add_argument(
+        "--part",
+        choices=["all", "held_out", "dev"],
+        default="all",
+        help="keep the sampled items of this part of the offline judges' fixed split "
+        "(use held_out once their parameters are fitted: they are fitted on dev)",
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     root = shared_data()
     if not root.is_dir():
         print(f"shared data folder {root} is absent; nothing to measure")
         return 0
-    sets = [
-        (wikieval(root / "wikieval", limit=args.wikieval, seed=args.seed), args.wikieval),
-        (
-            expertqa_support(root / "expertqa_val", limit=args.expertqa, seed=args.seed),
-            args.expertqa,
-        ),
-        (
-            haluquestqa(root / "haluquestqa", limit=args.haluquestqa, seed=args.seed),
-            args.haluquestqa,
-        ),
-        (
-            haluquestqa(
-                root / "haluquestqa", limit=args.haluquestqa, seed=args.seed, preferences=True
-            ),
-            args.haluquestqa,
-        ),
+    loaders: list[tuple[Callable[..., PublicSet], Path, int | None, dict[str, bool]]] = [
+        (wikieval, root / "wikieval", args.wikieval, {}),
+        (expertqa_support, root / "expertqa_val", args.expertqa, {}),
+        (haluquestqa, root / "haluquestqa", args.haluquestqa, {}),
+        (haluquestqa, root / "haluquestqa", args.haluquestqa, {"preferences": True}),
     ]
     print(
         "Offline judges vs public human labels (95% item-bootstrap CIs, "
@@ -266,16 +265,21 @@ def main() -> int:
         "command": " ".join(["bench/agreement_real_labels.py", *sys.argv[1:]])
     }
     cache: dict[str, list[JudgeResult]] = {}
-    for data, limit in sets:
-        key = data.name.replace("_preferences", "")
+    for loader, folder, limit, extra in loaders:
+        # Score (and cache) every sampled item; analyse the items of the chosen part.
+        everything = loader(folder, limit=limit, seed=args.seed, **extra)
+        data = loader(folder, limit=limit, seed=args.seed, part=args.part, **extra)
+        key = everything.name.replace("_preferences", "")
         if key in cache:
-            results, seconds = cache[key], 0.0
+            scored, seconds = cache[key], 0.0
         else:
-            results, seconds = offline_results(data, limit, args.seed)
-            cache[key] = results
+            scored, seconds = offline_results(everything, limit, args.seed)
+            cache[key] = scored
+        keep = {it.id for items in data.inputs.values() for it in items}
+        results = [r for r in scored if r.item_id in keep]
         ours = run_analysis(data, results, args.resamples, args.seed)
         peer = run_analysis(data, baseline_results(data), args.resamples, args.seed)
-        summary = print_set(data.name, ours, peer, seconds)
+        summary = print_set(f"{data.name} ({args.part})", ours, peer, seconds)
         versions = sorted({r.judge_version for r in results})
         ppi = {}
         for d in ours.dimensions:

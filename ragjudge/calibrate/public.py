@@ -12,7 +12,8 @@ in the format of ``ragjudge.calibrate.labels`` (written with ``write_labels``).
   into sentences (the chunks ranked in reading order; the answer is not used). Which of the two
   items is ``a`` is drawn at random (seeded), so the label is ``a`` or ``b``.
 - ExpertQA validation (``expertqa_val/claims_val.jsonl``): each claim with its cited evidence
-  -> ``faithfulness`` (answer = the claim, contexts = the evidence passages). Expert support
+  -> ``faithfulness`` (answer = the claim, contexts = the evidence passages as given, each
+  headed by its ``[n] URL``). Expert support
   ``Complete`` = 1; ``Partial`` and ``Incomplete`` = 0; ``Missing`` (no evidence cited), ``N/A``
   and unlabelled claims are left out.
 - HaluQuestQA (``haluquestqa/HaluQuestQA.csv``, tab-separated): both answers of each question
@@ -20,6 +21,9 @@ in the format of ``ragjudge.calibrate.labels`` (written with ``write_labels``).
   span in that answer; ``completeness`` (no reference) 1 when no incompleteness span. With
   ``preferences=True`` the set is instead the expert's preference between the two answers, as
   pairwise labels for both judges.
+
+``part`` keeps, of the (sub)sampled items, those in one part of the offline judges' fixed split
+by question (``dev``, which fitted parameters are fitted on, or ``held_out``).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,6 +45,17 @@ from ragjudge.text import split_sentences
 from .labels import PAIR_SEPARATOR
 
 T = TypeVar("T")
+Part = Literal["all", "dev", "held_out"]
+
+
+def _in_part(dataset: str, group: str, part: Part) -> bool:
+    """The offline judges' fixed split (``ragjudge.judges.offline.labelsets.part_of``): fitted
+    parameters are fitted on ``dev``; ``held_out`` is what they can be measured on."""
+    if part == "all":
+        return True
+    from ragjudge.judges.offline.labelsets import part_of
+
+    return part_of(dataset, group) == part
 
 
 class LabelRow(BaseModel):
@@ -86,7 +101,9 @@ _WIKIEVAL_JUDGE = {
 }
 
 
-def wikieval(folder: str | Path, *, limit: int | None = None, seed: int = 0) -> PublicSet:
+def wikieval(
+    folder: str | Path, *, limit: int | None = None, seed: int = 0, part: Part = "all"
+) -> PublicSet:
     """WikiEval pairs; ``limit`` pairs per dimension (see the module docstring)."""
     rows = _jsonl(Path(folder) / "wikieval_pairs.jsonl")
     out = PublicSet(name="wikieval")
@@ -94,6 +111,8 @@ def wikieval(folder: str | Path, *, limit: int | None = None, seed: int = 0) -> 
     for dim, judge in _WIKIEVAL_JUDGE.items():
         for row in _subsample([r for r in rows if r["dimension"] == dim], limit, seed):
             rid, question = str(row["id"]), str(row["question"])
+            if not _in_part("wikieval", question, part):
+                continue
             sides = {"pref": str(row["preferred"]), "rej": str(row["rejected"])}
             for side, text in sides.items():
                 if dim == "context_relevance":
@@ -120,13 +139,17 @@ def wikieval(folder: str | Path, *, limit: int | None = None, seed: int = 0) -> 
     return out
 
 
-def expertqa_support(folder: str | Path, *, limit: int | None = None, seed: int = 0) -> PublicSet:
+def expertqa_support(
+    folder: str | Path, *, limit: int | None = None, seed: int = 0, part: Part = "all"
+) -> PublicSet:
     """ExpertQA claims with evidence and a Complete/Partial/Incomplete support label."""
     rows = _jsonl(Path(folder) / "claims_val.jsonl")
     keep = [r for r in rows if r.get("support") in ("Complete", "Partial", "Incomplete")]
     keep = [r for r in keep if isinstance(r.get("evidence"), list) and r["evidence"]]
     out = PublicSet(name="expertqa_support")
     for r in _subsample(keep, limit, seed):
+        if not _in_part("expertqa", str(r["q_index"]), part):
+            continue
         item_id = f"q{r['q_index']}-{r['system']}-c{r['claim_index']}"
         raw_evidence = r["evidence"]
         evidence = [str(e) for e in raw_evidence] if isinstance(raw_evidence, list) else []
@@ -157,7 +180,12 @@ def _marked(cell: str) -> list[str]:
 
 
 def haluquestqa(
-    folder: str | Path, *, limit: int | None = None, seed: int = 0, preferences: bool = False
+    folder: str | Path,
+    *,
+    limit: int | None = None,
+    seed: int = 0,
+    preferences: bool = False,
+    part: Part = "all",
 ) -> PublicSet:
     """HaluQuestQA answers with expert relevance/completeness labels, or preferences."""
     path = Path(folder) / "HaluQuestQA.csv"
@@ -168,6 +196,8 @@ def haluquestqa(
         rows = list(csv.DictReader(fh, delimiter="\t"))
     out = PublicSet(name="haluquestqa_preferences" if preferences else "haluquestqa")
     for idx, r in _subsample(list(enumerate(rows)), limit, seed):
+        if not _in_part("haluquestqa", str(idx), part):
+            continue
         qid = f"hq{idx}"
         ids = {}
         for side in ("answer1", "answer2"):
