@@ -23,7 +23,7 @@ def test_demo_config_is_valid_and_offline():
 @pytest.mark.slow
 def test_demo_command_writes_report_and_prints_k(tmp_path):
     out = tmp_path / "demo"
-    res = CliRunner().invoke(app, ["demo", "--out", str(out), "--cases", "8"])
+    res = CliRunner().invoke(app, ["demo", "--out", str(out), "--cases", "5"])
     assert res.exit_code == 0, res.output
     choice = json.loads((out / "choice.json").read_text())
     assert f"chosen k = {choice['best_k']}" in res.output
@@ -42,6 +42,6 @@ def test_demo_command_writes_report_and_prints_k(tmp_path):
     (run,) = RunStore().list_runs()
     assert run.status == "finished" and "demo" in run.tags
     counts = RunStore().counts(run.run_id)
-    assert counts["answers"] == 8 * 10 and counts["judge_results"] == 8 * 10 * 5
+    assert counts["answers"] == 5 * 10 and counts["judge_results"] == 5 * 10 * 5
     metrics = (out / "metrics.csv").read_text()
     assert "context_recall,judge,10," in metrics and "ndcg,retrieval,1," in metrics

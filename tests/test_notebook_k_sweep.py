@@ -13,7 +13,7 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "k_sweep.ipynb"
 
 @pytest.mark.slow
 def test_k_sweep_notebook_executes(monkeypatch, tmp_path):
-    monkeypatch.setenv("RAGJUDGE_NB_CASES", "12")
+    monkeypatch.setenv("RAGJUDGE_NB_CASES", "6")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     client = NotebookClient(
         nb,
