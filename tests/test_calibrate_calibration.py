@@ -61,3 +61,15 @@ def test_folds_shrink_to_the_rarer_class() -> None:
     y = np.zeros(20, bool)
     y[[15, 19, 17]] = True
     assert calibrate(s, y, "platt", n_resamples=50).n_folds == 3
+
+
+def test_threshold_edges() -> None:
+    always = Calibrator(method="platt", coef=2.0, intercept=1.0)  # P(yes | 0) > 0.5
+    assert always.threshold() == 0.0
+    never = Calibrator(method="platt", coef=1.0, intercept=-5.0)  # crosses at 5 > 1
+    assert never.threshold() is None
+    assert Calibrator(method="platt", coef=-1.0, intercept=0.0).threshold() is None
+    iso = Calibrator(method="isotonic", knots_x=[0.2, 0.6], knots_y=[0.3, 0.7])
+    assert iso.threshold() == pytest.approx(0.4)
+    assert Calibrator(method="isotonic", knots_x=[0.2], knots_y=[0.8]).threshold() == 0.0
+    assert Calibrator(method="isotonic", knots_x=[0.2, 0.9], knots_y=[0.1, 0.4]).threshold() is None

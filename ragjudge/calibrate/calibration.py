@@ -12,8 +12,9 @@ by fitting and scoring on the same items. "Before" scores the raw judge score as
 - ECE = sum_b (n_b / N) |mean(y in b) - mean(p in b)| over 10 equal-width bins of p
   (the last bin includes 1.0)
 
-The shipped calibrator is refitted on all items; ``threshold`` is the judge score at which it
-reaches P(yes) = 0.5 (Platt: -b / a; isotonic: the first crossing of 0.5, interpolated).
+The shipped calibrator is refitted on all items; ``threshold`` is the lowest judge score at
+which it reaches P(yes) = 0.5 (Platt: -b / a; isotonic: the first crossing of 0.5,
+interpolated), 0.0 when every score is already a likely yes, None when none is.
 """
 
 from __future__ import annotations
@@ -51,20 +52,22 @@ class Calibrator(BaseModel):
         return np.interp(s, np.asarray(self.knots_x), np.asarray(self.knots_y))
 
     def threshold(self) -> float | None:
-        """Judge score where P(yes) first reaches 0.5 (None if never within [0, 1])."""
+        """Lowest judge score in [0, 1] with P(yes) >= 0.5: 0.0 when every score already is a
+        likely yes; None when no score reaches it (or the Platt fit decreases with the score)."""
         if self.method == "platt":
             if not self.coef or self.coef <= 0:
                 return None
             t = -float(self.intercept or 0.0) / float(self.coef)
-            return t if 0.0 <= t <= 1.0 else None
+            return max(0.0, t) if t <= 1.0 else None
         xs, ys = np.asarray(self.knots_x), np.asarray(self.knots_y)
         if ys.size == 0 or ys.max() < 0.5:
             return None
         j = int(np.argmax(ys >= 0.5))
         if j == 0:
-            return float(xs[0]) if xs[0] <= 1.0 else None
+            return 0.0  # scores below the first knot map to its value
         x0, x1, y0, y1 = xs[j - 1], xs[j], ys[j - 1], ys[j]
-        return float(x0 + (0.5 - y0) * (x1 - x0) / (y1 - y0))
+        t = float(x0 + (0.5 - y0) * (x1 - x0) / (y1 - y0))
+        return t if t <= 1.0 else None
 
 
 class CalibrationReport(BaseModel):
