@@ -189,7 +189,7 @@ class LLMClient:
             )
             return self._finish(None, texts, err, out, call_id, label, tag, started, {})
         if self.cache is not None:
-            self.cache.put(key, model=self.model, prompt=label, call=_cached_call(texts[:n], out))
+            await self._store(key, label, _cached_call(texts[:n], out))
         meta = {"finish_reasons": finish[:n], "truncated": "length" in finish[:n]}
         return self._finish(texts[0], texts[:n], None, out, call_id, label, tag, started, meta)
 
@@ -296,7 +296,7 @@ class LLMClient:
                 return self._finish(None, texts, err3, out, call_id, label, tag, started, meta)
             text = text2
         if self.cache is not None:
-            self.cache.put(key, model=self.model, prompt=label, call=_cached_call([text], out))
+            await self._store(key, label, _cached_call([text], out))
         return self._finish(value, texts, None, out, call_id, label, tag, started, meta)
 
     async def _single_flight(
@@ -361,6 +361,13 @@ class LLMClient:
                 "meta": meta,
             }
         )
+
+    async def _store(self, key: str, label: str, call: CachedCall) -> None:
+        """Commit a result to the cache before the call returns, in a worker thread: a
+        commit waits on the disk, and the event loop must not (the other calls' responses
+        are arriving meanwhile)."""
+        if self.cache is not None:
+            await asyncio.to_thread(self.cache.put, key, model=self.model, prompt=label, call=call)
 
     # ------------------------------------------------------------------ one request
 
