@@ -77,3 +77,97 @@ def test_cli_errors_are_one_message_and_exit_2(tmp_path: Path) -> None:
     )
     assert res.returncode == 2 and "unknown judge 'bogus'" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_judge_llm_backend_end_to_end(tmp_path: Path) -> None:
+    from ragjudge.testing.server import FakeLLMServer
+
+    rows = [
+        {
+            "id": "a",
+            "question": "When was Aster Labs founded?",
+            "answer": "Aster Labs was founded in 1990 in Lisbon. It went public in 1996.",
+            "contexts": [
+                "Aster Labs was founded in 1990 in Lisbon.",
+                "Boreal Works makes heat pumps.",
+            ],
+            "reference": "Aster Labs was founded in 1990 in Lisbon.",
+            "k": 2,
+        },
+        {
+            "id": "b",
+            "question": "When was Aster Labs founded?",
+            "answer": "Aster Labs was founded in 1990 in Lisbon.",
+            "contexts": ["Aster Labs was founded in 1990 in Lisbon."],
+        },
+    ]
+    src = write(tmp_path / "in.jsonl", rows)
+    out, summary = tmp_path / "out.jsonl", tmp_path / "summary.json"
+    with FakeLLMServer() as srv:
+        env = {"OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "sk-test", "RAGJUDGE_MODEL": "m"}
+        res = run_cli(
+            "judge",
+            "--input",
+            str(src),
+            "--output",
+            str(out),
+            "--json",
+            str(summary),
+            "--judges",
+            "faithfulness,context_recall",
+            "--no-progress",
+            env=env,
+        )
+        assert res.returncode == 0, res.stderr
+        assert srv.stats()["chat_requests"] == 3  # row b has no reference: recall skipped
+    assert "backend llm" in res.stdout and "faithfulness" in res.stdout
+    got = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in got] == ["a", "b"] and got[0]["k"] == 2  # input fields kept
+    faith = got[0]["judges"]["faithfulness"]
+    assert faith["status"] == "ok" and faith["score"] == 0.5
+    assert [c["verdict"] for c in faith["evidence"]["claims"]] == ["supported", "unsupported"]
+    assert got[1]["judges"]["context_recall"]["status"] == "skipped_missing_reference"
+    doc = json.loads(summary.read_text())
+    recall = doc["judges"]["context_recall"]
+    assert (recall["n_scored"], recall["n_total"]) == (1, 2) and recall["mean"] == 1.0
+    assert doc["judges"]["faithfulness"]["mean"] == 0.75 and doc["usage"]["calls"] == 3
+
+
+def test_generate_writes_judge_rows(tmp_path: Path) -> None:
+    data = tmp_path / "set"
+    (data / "qrels").mkdir(parents=True)
+    write(
+        data / "corpus.jsonl",
+        [
+            {"_id": "d1", "text": "Aster Labs was founded in 1990 in Lisbon."},
+            {"_id": "d2", "text": "Boreal Works makes heat pumps in Osaka."},
+            {"_id": "d3", "text": "Cobalt Foods sells cheese in Hobart."},
+        ],
+    )
+    write(
+        data / "queries.jsonl",
+        [
+            {"_id": "q1", "text": "When was Aster Labs founded?", "reference": "In 1990."},
+            {"_id": "q2", "text": "What does Boreal Works make?"},
+        ],
+    )
+    (data / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td2\t1\n")
+    out = tmp_path / "cases.jsonl"
+    # in-process, so the embedding model loaded by other tests is reused
+    from typer.testing import CliRunner
+
+    from ragjudge.cli import app
+
+    args = ["generate", "--dataset", str(data), "--retriever", "bm25", "--k", "2"]
+    res = CliRunner().invoke(app, [*args, "--output", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "2 answers (0 abstained, 0 failed)" in res.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["id"] for r in rows] == ["q1@k2", "q2@k2"]
+    assert rows[0]["context_ids"][0] == "d1" and len(rows[0]["contexts"]) == 2
+    assert rows[0]["answer"].startswith("Aster Labs was founded in 1990") and rows[0][
+        "citations"
+    ] == [0]
+    assert rows[0]["reference"] == "In 1990." and rows[1]["reference"] is None
+    # the rows are valid `ragjudge judge` input
+    assert [i.id for i in read_items(out)[1]] == ["q1@k2", "q2@k2"]

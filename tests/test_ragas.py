@@ -99,8 +99,10 @@ async def test_ragas_nan_and_failures_become_typed(srv: FakeLLMServer) -> None:
         and "NaN" in (empty.error or "")
     )
     srv.set_faults(FaultPlan(rates={"500": 1.0}))
+    srv.reset()
     failed = await ragas_judge("faithfulness", srv).judge(ITEM)
     assert failed.status == JudgeStatus.provider_error and failed.score is None
+    assert srv.stats()["chat_requests"] == 1  # ragas does not retry on top of the client
     srv.set_faults(FaultPlan(rates={"malformed": 1.0}))
     garbled = await ragas_judge("context_recall", srv).judge(ITEM)
     assert garbled.status == JudgeStatus.parse_error and garbled.score is None

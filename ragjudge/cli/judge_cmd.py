@@ -69,17 +69,14 @@ def parse_names(judges: str) -> list[str]:
 def summary_table(aggregates: dict[str, Any]) -> Any:
     from rich.table import Table
 
-    table = Table(title="judges: mean ± 95% CI (scored / total)")
-    for col in ("judge", "mean", "95% CI", "scored / total", "statuses"):
+    table = Table(title="judges: mean ± half-width of the 95% bootstrap CI")
+    for col in ("judge", "mean ± CI", "scored / total", "statuses"):
         table.add_column(col)
     for name, agg in aggregates.items():
-        if agg.mean is None:
-            mean, ci = "—", "—"
-        else:
-            mean = f"{agg.mean:.3f}"
-            ci = f"± {(agg.ci_high - agg.ci_low) / 2:.3f} [{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
+        half = (agg.ci_high - agg.ci_low) / 2 if agg.mean is not None else 0.0
+        mean = "—" if agg.mean is None else f"{agg.mean:.3f} ± {half:.3f}"
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(agg.status_counts.items()))
-        table.add_row(name, mean, ci, f"{agg.n_scored} / {agg.n_total}", statuses)
+        table.add_row(name, mean, f"{agg.n_scored} / {agg.n_total}", statuses)
     return table
 
 
@@ -185,4 +182,5 @@ def register(app: typer.Typer) -> None:
             f"{len(answers)} answers ({abstained} abstained, {failed} failed) by "
             f"{gen.name} from {retriever} top-{k} -> {output}",
             highlight=False,
+            soft_wrap=True,
         )

@@ -214,14 +214,17 @@ class RagasJudge:
             from ragas.run_config import RunConfig
 
             metric = getattr(rm, METRICS[name])()
-        metric.llm = llm_cls(client=client, metric=name)
+        # ragjudge's client already retries failed requests; ragas retrying on top of it
+        # would multiply the calls (and wait up to a minute per attempt), so it never does
+        run_config = RunConfig(max_retries=1)
+        metric.llm = llm_cls(client=client, metric=name, run_config=run_config)
         if hasattr(metric, "embeddings"):
             metric.embeddings = (
                 emb_cls()
                 if embeddings == "bundled"
                 else _endpoint_embeddings(client, embedding_model)
             )
-        metric.init(RunConfig())
+        metric.init(run_config)
         self.metric = metric
 
     def _result(
