@@ -143,6 +143,8 @@ def phase_collection(name: str, depth: int, keys: list[str]) -> None:
         pub = PUBLISHED.get(label, "") if name == "scifact" else ""
         rows.append([label, *vals, pub, round(t_index, 1), round(t_query, 1)])
         out[label] = {**{k: m[k] for k in keys}, "index_s": t_index, "query_s": t_query}
+        print(f"{label}: {rows[-1]}", file=sys.stderr, flush=True)
+        record(name, out)
     t0 = time.perf_counter()
     again = build_retriever("dense")
     again.index(ts.documents)
@@ -178,7 +180,7 @@ def phase_int8() -> None:
     queries = {c.id: c.question for c in ts.cases}
     qrels = {c.id: dict(c.relevant) for c in ts.cases}
     rows, out = [], {}
-    for enc in ("plain", "onnx-int8"):
+    for enc in ("onnx-int8", "plain"):
         r = build_retriever("dense", encoder=enc)
         t0 = time.perf_counter()
         r.index(ts.documents)
