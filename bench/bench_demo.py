@@ -37,8 +37,8 @@ print("peer objective per k:", {k: round(v, 3) for k, v in best.items()})
 """
 
 
-def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in MiB, stdout) of one child process."""
+def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS in MiB, stdout) of one child process."""
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
@@ -47,7 +47,7 @@ def measure(cmd: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"{' '.join(cmd[:4])} failed:\n{err[-3000:]}")
-    return wall, usage.ru_maxrss / 1024, out
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out
 
 
 def env_with_home() -> dict[str, str]:
@@ -65,15 +65,22 @@ def env_with_home() -> dict[str, str]:
 def main() -> None:
     out_dir = Path(tempfile.mkdtemp(prefix="bench_demo_out_"))
     demo_cmd = [sys.executable, "-m", "ragjudge", "demo", "--out", str(out_dir)]
-    demo_wall, demo_rss, demo_out = measure(demo_cmd, env_with_home())
-    peer_wall, peer_rss, peer_out = measure([sys.executable, "-c", PEER], env_with_home())
+    load = os.getloadavg()[0]
+    demo_wall, demo_cpu, demo_rss, demo_out = measure(demo_cmd, env_with_home())
+    peer_wall, peer_cpu, peer_rss, peer_out = measure([sys.executable, "-c", PEER], env_with_home())
     choice = json.loads((out_dir / "choice.json").read_text())
-    print(f"load average at start of report: {os.getloadavg()[0]:.1f} (2 cores)")
-    print("| run | wall s | peak RSS MiB |")
-    print("|---|---|---|")
-    print(f"| ragjudge demo (sweep k=1..10) | {demo_wall:.1f} | {demo_rss:.0f} |")
-    print(f"| peer: ten single-k runs, one process | {peer_wall:.1f} | {peer_rss:.0f} |")
-    print(f"ratio demo / peer: wall {demo_wall / peer_wall:.2f}, memory {demo_rss / peer_rss:.2f}")
+    print(f"load average (1 min) before / after: {load:.1f} / {os.getloadavg()[0]:.1f} (2 cores)")
+    print("| run | wall s | CPU s | peak RSS MiB |")
+    print("|---|---|---|---|")
+    print(f"| ragjudge demo (sweep k=1..10) | {demo_wall:.1f} | {demo_cpu:.1f} | {demo_rss:.0f} |")
+    print(
+        f"| peer: ten single-k runs, one process | {peer_wall:.1f} | {peer_cpu:.1f} "
+        f"| {peer_rss:.0f} |"
+    )
+    print(
+        f"ratio demo / peer: wall {demo_wall / peer_wall:.2f}, CPU {demo_cpu / peer_cpu:.2f}, "
+        f"memory {demo_rss / peer_rss:.2f}"
+    )
     print(f"target: demo under 60 s -> {'met' if demo_wall < 60 else 'NOT met'}")
     print(f"chosen k {choice['best_k']}, within noise {choice['within_noise']}")
     print(demo_out.strip().splitlines()[-1] if demo_out.strip() else "")

@@ -117,11 +117,13 @@ def build_components(config: SweepConfig) -> Components:
     from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
 
     llm = None
+    judge_llms: list[Any] = []
     models: dict[str, str] = {}
     if _uses_llm(config):
-        from ragjudge.llm import LLMClient
+        from ragjudge.judges.llm.base import judge_clients
 
-        llm = LLMClient.from_env()
+        # One client per judge (own connection pool), all sharing one ledger and one cache.
+        llm, *judge_llms = judge_clients(1 + len(config.judges.names))
         models["llm"] = llm.model
     first = build_retriever(config.retriever.kind, **config.retriever.options)
     stages: list[tuple[Reranker | None, int]] = []
@@ -137,8 +139,13 @@ def build_components(config: SweepConfig) -> Components:
     if config.generator.kind == "chat":
         gen_options.setdefault("client", llm)
     generator = build_generator(config.generator.kind, **gen_options)
-    judge_options: dict[str, Any] = {"client": llm} if config.judges.backend != "offline" else {}
-    judges = [create_judge(n, config.judges.backend, **judge_options) for n in config.judges.names]
+    backend = config.judges.backend
+    judges = [
+        create_judge(n, backend, **({"client": c} if backend != "offline" else {}))
+        for n, c in zip(
+            config.judges.names, judge_llms or [None] * len(config.judges.names), strict=True
+        )
+    ]
     models["retriever"] = str(getattr(retriever, "name", config.retriever.kind))
     models["generator"] = f"{generator.name}@{generator.version}"
     prompts = {f"judge:{j.name}": str(j.version) for j in judges}
