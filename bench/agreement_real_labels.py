@@ -139,7 +139,7 @@ def ppi_splits(
     report: AgreementReport, dimension: str, n_labelled: int, splits: int, seed: int
 ) -> dict[str, float] | None:
     dim = next((d for d in report.dimensions if d.agreement.dimension == dimension), None)
-    if dim is None or dim.agreement.scale == "pairwise" or len(dim.points) < 3 * n_labelled:
+    if dim is None or dim.agreement.scale == "pairwise" or len(dim.points) < 2 * n_labelled:
         return None
     y = np.array([p.human for p in dim.points])
     f = np.array([p.score for p in dim.points])
@@ -264,6 +264,7 @@ def main() -> int:
     out: dict[str, object] = {
         "command": " ".join(["bench/agreement_real_labels.py", *sys.argv[1:]])
     }
+    out["shipped"] = shipped_thresholds()
     cache: dict[str, list[JudgeResult]] = {}
     for loader, folder, limit, extra in loaders:
         # Score (and cache) every sampled item; analyse the items of the chosen part.
