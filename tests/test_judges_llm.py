@@ -218,7 +218,10 @@ async def test_injection_in_the_answer_stays_data(srv: FakeLLMServer) -> None:
 async def test_five_judges_cost_five_calls_at_any_k(srv: FakeLLMServer) -> None:
     c = client(srv)
     judges = [create_judge(n, "llm", client=c) for n in NAMES]
-    ten = ITEM.model_copy(update={"id": "s10", "contexts": CONTEXTS * 2})
+    # a different question too: identical requests in flight are merged by the client
+    ten = ITEM.model_copy(
+        update={"id": "s10", "contexts": CONTEXTS * 2, "question": ITEM.question + " Briefly."}
+    )
     results = await run_judges(judges, [ITEM, ten], concurrency=8, progress=False)
     assert srv.stats()["chat_requests"] == 10
     assert all(rs[i].usage.calls == 1 for rs in results.values() for i in range(2))
