@@ -44,7 +44,9 @@ def _print_summary(summary: SweepSummary) -> None:
 
 
 def sweep(
-    config: Path = typer.Option(..., "--config", "-c", help="The sweep YAML file."),
+    config: Path | None = typer.Option(
+        None, "--config", "-c", help="The sweep YAML file (optional with --resume)."
+    ),
     resume: str | None = typer.Option(
         None, "--resume", help="Resume this run (id, unique prefix or 'latest')."
     ),
@@ -58,19 +60,28 @@ def sweep(
 ) -> None:
     """Run a k-sweep: retrieve once, generate and judge at every k, choose k with confidence.
 
-    Running the same command again resumes an unfinished run of the same config.
+    Running the same command again resumes an unfinished run of the same config;
+    ``--resume RUN_ID`` alone continues a run with its stored config.
     """
+    from ragjudge.errors import ConfigError
     from ragjudge.store import RunStore
-    from ragjudge.sweep.config import load_config
+    from ragjudge.sweep.config import SweepConfig, load_config
     from ragjudge.sweep.render import write_report
     from ragjudge.sweep.run import run_sweep
 
-    cfg = load_config(config)
+    store = RunStore()
+    if config is not None:
+        cfg = load_config(config)
+    elif resume is not None:
+        # The run's own configuration, as stored in its manifest.
+        cfg = SweepConfig.model_validate(store.manifest(store.resolve(resume)).config["full"])
+    else:
+        raise ConfigError("give --config sweep.yaml, or --resume RUN_ID to continue a run")
     err = _console()
     tags = {name: value for name, _, value in (t.partition("=") for t in tag)}
     outcome = run_sweep(
         cfg,
-        store=RunStore(),
+        store=store,
         resume=resume,
         new=new,
         progress=err.print,
