@@ -99,9 +99,26 @@ async def test_persistent_malformed_is_a_parse_error(llm_env: FakeLLMServer) -> 
     async with LLMClient.from_env() as client:
         res = await client.structured(ask("3 4"), Sum, prompt=SUM)
     assert not res.ok and res.error is not None and res.error.kind == "parse_error"
-    assert "after one repair call" in res.error.message
-    assert len(llm_env.chat_requests()) == 2  # the call and exactly one repair
-    assert len(res.texts) == 2
+    assert "one repair call" in res.error.message
+    # the call, then one repair call whose non-JSON replies are resent like transport faults
+    # until max_attempts (default 6); never a second repair conversation
+    reqs = llm_env.chat_requests()
+    assert len(reqs) == 1 + client.settings.max_attempts
+    assert all(len(r["body"]["messages"]) == len(reqs[1]["body"]["messages"]) for r in reqs[1:])
+    assert res.attempts == len(reqs)
+
+
+async def test_malformed_repair_reply_is_resent_not_repaired_again(
+    llm_env: FakeLLMServer,
+) -> None:
+    llm_env.set_faults(FaultPlan(script={0: "malformed", 1: "malformed"}))
+    async with LLMClient.from_env() as client:
+        res = await client.structured(ask("3 4"), Sum, prompt=SUM)
+    assert res.ok and res.value is not None and res.value.total == 7
+    reqs = llm_env.chat_requests()
+    assert len(reqs) == 3 and reqs[1]["body"] == reqs[2]["body"]
+    (call,) = client.ledger.calls()
+    assert call.repair and call.attempts == 3
 
 
 async def test_validate_hook_failure_triggers_repair(llm_env: FakeLLMServer) -> None:

@@ -422,6 +422,13 @@ class LLMClient:
                 out.prompt_tokens += p
                 out.completion_tokens += c
                 out.estimated = out.estimated or estimated
+                if repair and _broken_json(comp):
+                    error = BackendError(
+                        "parse_error",
+                        "the reply and the one repair call's reply are not valid JSON",
+                        retryable=True,
+                        status=comp.status,
+                    )
             self.ledger.record(
                 LedgerEntry(
                     kind="attempt",
@@ -651,6 +658,14 @@ class LLMClient:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _broken_json(comp: Completion) -> bool:
+    """A reply that is not JSON at all (and was not cut at max_tokens, which a resend would
+    repeat): an attempt of the repair call that failed in transit, so it is resent like a 5xx
+    rather than answered by a second repair call."""
+    text = comp.texts[0] if comp.texts else ""
+    return "length" not in comp.finish_reasons and not so.is_json(text)
 
 
 def _label(prompt: PromptRef) -> str:

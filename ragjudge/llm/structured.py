@@ -81,6 +81,15 @@ def extract_json(text: str) -> str:
     return text[start : end + 1] if 0 <= start < end else text
 
 
+def is_json(text: str) -> bool:
+    """Whether the JSON part of a reply (``extract_json``) is syntactically valid JSON."""
+    try:
+        json.loads(extract_json(text))
+    except ValueError:
+        return False
+    return True
+
+
 def parse(
     text: str,
     schema: type[T],
