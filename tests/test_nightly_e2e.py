@@ -1,9 +1,10 @@
 """The nightly job end to end, as a team runs it: two real `ragjudge sweep` runs with LLM
 generation and LLM judges over HTTP against the local test server, then `ragjudge report`.
 
-Tonight's run uses another model whose endpoint answers malformed JSON to many requests: judges
-that cannot parse return typed parse_error statuses, coverage falls while the mean of what was
-scored holds, and the report must flag it and exit 1. The API key never reaches the store or
+Tonight's run uses another model whose endpoint answers malformed JSON to many requests, with
+one attempt per call so retries cannot hide it: judges that cannot parse return typed
+parse_error statuses, coverage falls while the mean of what was scored holds, and the report
+must flag it and exit 1. The API key never reaches the store or
 the report.
 """
 
@@ -78,7 +79,8 @@ def test_nightly_sweeps_then_report_flags_a_coverage_drop(llm_env, tmp_path):
     llm_env.set_faults(FaultPlan(rates={"malformed": 0.7}, seed=1))
     tonight = _cli(
         home,
-        {**env, "RAGJUDGE_MODEL": "model-b"},
+        # One attempt: a malformed reply gets its one repair turn, then a typed parse_error.
+        {**env, "RAGJUDGE_MODEL": "model-b", "RAGJUDGE_MAX_ATTEMPTS": "1"},
         "sweep",
         "--config",
         str(cfg),
