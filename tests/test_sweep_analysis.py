@@ -128,3 +128,36 @@ def test_report_files(tmp_path):
     lines = files["metrics"].read_text().splitlines()
     assert lines[0].startswith("metric,kind,k,mean,ci_low,ci_high")
     assert len(lines) == 1 + 4 * (2 + 1 + 1)  # (2 judges + recall + objective) x 4 k
+
+
+def test_margin_makes_a_tiny_but_consistent_loss_practically_equivalent():
+    """Many identical per-case values and a few consistently lower ones (like the demo's k=5 vs
+    k=6): the loss is real (interval excludes 0), so with margin 0 only the best k is kept; a
+    practical-equivalence margin larger than the loss keeps k=2 beside the best."""
+    rows, answers = [], []
+    for i in range(40):
+        case = f"q{i}"
+        for k in (1, 2):
+            s = 0.7 + 0.01 * (i % 5) - (0.02 if k == 2 and i % 4 == 0 else 0.0)
+            rows.append(res("faithfulness", case, k, s))
+            answers.append(
+                Answer(
+                    case_id=case,
+                    k=k,
+                    text="a",
+                    context_ids=["d"] * k,
+                    contexts=["x"] * k,
+                    generator="extractive",
+                )
+            )
+    d = SweepData(run_id="r", answers=answers, judge_results=rows, retrieval=[])
+    strict = analyse(d, ks=[1, 2], judges=["faithfulness"]).choice
+    assert strict.best_k == 1 and strict.within_noise == [1]
+    t2 = next(t for t in strict.tests if t.k == 2)
+    assert t2.ci_high < 0 and t2.diff == pytest.approx(-0.005)
+    loose = analyse(
+        d, ks=[1, 2], judges=["faithfulness"], objective=ObjectiveConfig(margin=0.01)
+    ).choice
+    assert loose.best_k == 1 and loose.within_noise == [1, 2]
+    with pytest.raises(ValueError):
+        ObjectiveConfig(margin=-0.1)

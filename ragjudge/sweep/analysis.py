@@ -12,7 +12,8 @@ generation tokens or generation cost at k). A case is kept for the choice of k o
 is defined at every k, so that all k are compared on the same cases.
 
 best k = argmax_k mean_q O(q, k) (ties go to the smaller k). k is *within noise* of the best
-when the 95% paired-bootstrap interval of mean_q (O(q, k) - O(q, best)) contains 0.
+when the 95% paired-bootstrap interval of mean_q (O(q, k) - O(q, best)) contains 0, or, with a
+practical-equivalence margin ``objective.margin`` > 0, reaches [-margin, margin].
 """
 
 from __future__ import annotations
@@ -47,10 +48,13 @@ class NoiseTest(BaseModel):
     diff: float
     ci_low: float
     ci_high: float
+    margin: float = 0.0
+    """Practical-equivalence margin (``objective.margin``); 0 = pure noise test."""
 
     @property
     def within_noise(self) -> bool:
-        return self.ci_low <= 0.0 <= self.ci_high
+        """The interval reaches [-margin, margin]: ci_low <= margin and ci_high >= -margin."""
+        return self.ci_low <= self.margin and self.ci_high >= -self.margin
 
 
 class KChoice(BaseModel):
@@ -238,7 +242,7 @@ def _choose_k(
             tests.append(NoiseTest(k=k, diff=0.0, ci_low=0.0, ci_high=0.0))
             continue
         d, lo, hi = paired_bootstrap(matrix[i], matrix[best_i], seed=seed)
-        tests.append(NoiseTest(k=k, diff=d, ci_low=lo, ci_high=hi))
+        tests.append(NoiseTest(k=k, diff=d, ci_low=lo, ci_high=hi, margin=objective.margin))
     base.best_k = ks[best_i]
     base.tests = tests
     base.within_noise = [t.k for t in tests if t.within_noise]

@@ -122,6 +122,10 @@ class ObjectiveConfig(_Strict):
 
     weights: dict[str, float] | None = None
     penalty: PenaltyConfig | None = None
+    margin: float = Field(default=0.0, ge=0.0)
+    """Practical-equivalence margin on the objective: k is kept beside the best when the upper
+    end of the paired 95% interval of mean_q (O(q, k) - O(q, best)) is >= -margin. 0 (default):
+    only k whose difference is not statistically distinguishable from 0."""
 
     @field_validator("weights")
     @classmethod
