@@ -171,3 +171,41 @@ def test_generate_writes_judge_rows(tmp_path: Path) -> None:
     assert rows[0]["reference"] == "In 1990." and rows[1]["reference"] is None
     # the rows are valid `ragjudge judge` input
     assert [i.id for i in read_items(out)[1]] == ["q1@k2", "q2@k2"]
+
+
+def test_judge_llm_with_no_usable_endpoint_says_why_and_exits_2(tmp_path: Path) -> None:
+    """Unreachable endpoint / wrong key: every call fails, so the command prints each judge's
+    distinct error and exits 2 (a misconfiguration, not a score); the rows are still written."""
+    from ragjudge.testing.server import FakeLLMServer
+
+    src = write(tmp_path / "in.jsonl", [GOOD, dict(GOOD, id="b")])
+    out = tmp_path / "out.jsonl"
+    base = ["judge", "--input", str(src), "--backend", "llm", "--no-progress"]
+    fast = {"RAGJUDGE_MODEL": "m", "RAGJUDGE_MAX_ATTEMPTS": "1", "RAGJUDGE_TIMEOUT": "5"}
+    res = run_cli(
+        *base,
+        "--judges",
+        "faithfulness",
+        "--output",
+        str(out),
+        env={**fast, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-x"},
+    )
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "every judge call failed (2 results)" in " ".join(res.stderr.split())
+    assert "faithfulness: provider_error x2:" in res.stdout
+    assert "Traceback" not in res.stderr
+    assert [json.loads(line)["judges"]["faithfulness"]["status"] for line in out.open()] == [
+        "provider_error",
+        "provider_error",
+    ]
+    with FakeLLMServer(api_key="sk-right") as srv:
+        res = run_cli(
+            *base,
+            "--judges",
+            "faithfulness,answer_relevancy",
+            env={**fast, "OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "sk-wrong-key"},
+        )
+    assert res.returncode == 2, res.stdout + res.stderr
+    text = " ".join(res.stdout.split())
+    assert "faithfulness: provider_error x2:" in text and "answer_relevancy: provider_error" in text
+    assert "API key" in res.stdout + res.stderr and "sk-wrong-key" not in res.stdout + res.stderr
