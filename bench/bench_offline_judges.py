@@ -1,0 +1,152 @@
+"""Speed of the five offline judges (items/s on this machine), beside a same-run peer.
+
+    .venv/bin/python bench/bench_offline_judges.py [--k 5] [--repeat 1]
+
+Items: the 60 demo questions (``datasets/demo``), each with its reference as the answer and k
+contexts (its judged-relevant documents first, then other documents of the corpus, in a fixed
+order). One item = all five judges on it.
+
+Measured in the same process:
+- ``offline, cold``: a fresh embedding cache, every sentence encoded once (the first run);
+- ``offline, warm``: the same items again with the cache filled (what a k-sweep or a rerun of
+  the other judges on the same item pays);
+- ``peer: content-word overlap``: the plain baseline (share of the answer's content words found
+  in the contexts), the cheapest possible faithfulness signal;
+- ``encoder``: raw sentences/s of the bundled model on the same texts, the cost floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import csv
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from ragjudge.judges.offline import (  # noqa: E402
+    OfflineAnswerRelevancyJudge,
+    OfflineCompletenessJudge,
+    OfflineContextPrecisionJudge,
+    OfflineContextRecallJudge,
+    OfflineFaithfulnessJudge,
+)
+from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
+from ragjudge.judges.offline.features import profile  # noqa: E402
+from ragjudge.resources import demo_dir  # noqa: E402
+from ragjudge.schema import JudgeInput  # noqa: E402
+from ragjudge.text import content_words  # noqa: E402
+
+
+def demo_items(k: int) -> list[JudgeInput]:
+    demo = demo_dir()
+    docs = [json.loads(line) for line in (demo / "corpus.jsonl").open(encoding="utf-8")]
+    text = {d["_id"]: d["text"] for d in docs}
+    qrels: dict[str, list[str]] = {}
+    with (demo / "qrels" / "test.tsv").open(encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t"):
+            if int(row["score"]) > 0:
+                qrels.setdefault(row["query-id"], []).append(row["corpus-id"])
+    items = []
+    for n, line in enumerate((demo / "queries.jsonl").open(encoding="utf-8")):
+        q = json.loads(line)
+        ids = list(qrels.get(q["_id"], []))
+        filler = [d["_id"] for d in docs[n * 3 :] + docs[: n * 3] if d["_id"] not in ids]
+        ids = (ids + filler)[:k]
+        reference = q.get("reference") or "I don't know."
+        items.append(
+            JudgeInput(
+                id=q["_id"],
+                question=q["text"],
+                answer=reference,
+                reference=reference,
+                contexts=[text[i] for i in ids],
+            )
+        )
+    return items
+
+
+def overlap(item: JudgeInput) -> float:
+    words = set(content_words(item.answer))
+    pool = set(content_words(" ".join(item.contexts)))
+    return len(words & pool) / len(words) if words else 0.0
+
+
+def judge_all(judges: list, items: list[JudgeInput]) -> float:
+    async def go() -> None:
+        for item in items:
+            for j in judges:
+                await j.judge(item)
+
+    t = time.perf_counter()
+    asyncio.run(go())
+    return time.perf_counter() - t
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--k", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=1, help="repeat the item list")
+    args = ap.parse_args()
+    import torch
+
+    from ragjudge.embedding import load_encoder
+
+    encoder = load_encoder()
+    encoder.encode(["warm up the model"])
+    items = demo_items(args.k) * args.repeat
+    cache = EmbeddingCache(encoder)
+    judges = [
+        cls(cache=cache)
+        for cls in (
+            OfflineFaithfulnessJudge,
+            OfflineAnswerRelevancyJudge,
+            OfflineCompletenessJudge,
+            OfflineContextRecallJudge,
+            OfflineContextPrecisionJudge,
+        )
+    ]
+    cold = judge_all(judges, items)
+    encoded = cache.encoded
+    warm = judge_all(judges, items)
+
+    t = time.perf_counter()
+    for item in items:
+        overlap(item)
+    peer = time.perf_counter() - t
+
+    texts = list(dict.fromkeys(t for it in items for c in it.contexts for t in profile(c).texts))
+    t = time.perf_counter()
+    encoder.encode(texts)
+    enc = time.perf_counter() - t
+
+    n = len(items)
+    rows = [
+        ("offline, cold (5 judges)", n / cold),
+        ("offline, warm (5 judges)", n / warm),
+        ("peer: content-word overlap", n / peer),
+    ]
+    print(
+        f"{n} items, k={args.k}, torch threads={torch.get_num_threads()}, "
+        f"{encoded} texts encoded on the cold pass"
+    )
+    print(f"{'what':32s} {'items/s':>10s} {'ms/item':>10s}")
+    for name, rate in rows:
+        print(f"{name:32s} {rate:10.1f} {1000 / rate:10.2f}")
+    print(f"{'encoder (sentences/s)':32s} {len(texts) / enc:10.1f}")
+    print(
+        f"ratio warm/cold: {cold / warm:.1f}x; overlap peer is {peer and cold / peer:.0f}x "
+        "faster than cold offline judging (it reads no embeddings)"
+    )
+    print(
+        f"cold pass: {cold / n * 1000:.0f} ms/item of which encoding about "
+        f"{enc / len(texts) * encoded / n * 1000:.0f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
