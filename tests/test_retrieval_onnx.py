@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ragjudge.embedding import load_encoder
-from ragjudge.retrieval.onnx_encoder import OnnxEncoder
+from ragjudge.retrieval.onnx_encoder import EXPORT_VERSION, OnnxEncoder
 from ragjudge.retrieval.tokens import encode_tokens
 
 TEXTS = [
@@ -19,7 +19,7 @@ TEXTS = [
 
 def test_onnx_encoder_matches_plain_and_keeps_input_order(_isolated_home: Path) -> None:
     onnx = OnnxEncoder()
-    assert (_isolated_home / "models" / "all-MiniLM-L6-v2.onnx").exists()
+    assert (_isolated_home / "models" / f"all-MiniLM-L6-v2.{EXPORT_VERSION}.onnx").exists()
     plain = load_encoder().encode(TEXTS)
     fast = onnx.encode(TEXTS)
     assert fast.shape == plain.shape
