@@ -9,7 +9,8 @@ Phases (each prints its table and appends to bench/results/retrieval.json):
   Runtime encoders (fp32, int8), interleaved round by round
   so load from other processes hits each alike; texts/s and ratio to plain.
 - ``scifact`` / ``cranfield``: NDCG@10, Recall@100 (SciFact) or MAP, NDCG@10 (Cranfield) of
-  bm25, dense, hybrid (RRF k=60) and hybrid + late-interaction rerank of the top ``depth``;
+  bm25, dense, hybrid (RRF k=60, min-max), hybrid + late-interaction rerank of the top
+  ``depth``, and the setting tuned on SciFact train by ``bench/tune_hybrid.py``;
   index and query seconds; the dense index time of a second run (embedding cache hit).
 - ``int8``: SciFact dense NDCG@10 with the int8 ONNX encoder beside the plain model.
 
@@ -137,6 +138,13 @@ def phase_collection(name: str, depth: int, keys: list[str]) -> None:
         (
             f"hybrid + late-interaction(blend 0.5)@{depth}",
             Pipeline(build_retriever("hybrid"), [(li_blend, depth)]),
+        ),
+        (
+            # tuned on SciFact train qrels by bench/tune_hybrid.py (w 0.4, depth 30, keep 0.4)
+            "hybrid (minmax w 0.4) + late-interaction@30, keep 0.4",
+            Pipeline(
+                build_retriever("hybrid", fusion="score", weights=(0.4, 0.6)), [(li, 30, 0.4)]
+            ),
         ),
     ]
     rows, out = [], {}

@@ -223,3 +223,24 @@ def test_pipeline_funnel_prunes_reranks_and_keeps_tail() -> None:
     assert len(p.retrieve({"q": "x"}, 10)["q"].docs) == 6  # pruned at 6
     with pytest.raises(ConfigError, match="must not increase"):
         Pipeline(first, stages=[(None, 5), (rr, 10)])
+
+
+def test_pipeline_keep_interpolates_with_the_first_stage() -> None:
+    """first stage d0..d3 scored 3,2,1,0 (mm 1, 2/3, 1/3, 0); the reverse reranker scores d3..d0
+    as 0,-1,-2,-3 (mm 1, 2/3, 1/3, 0). keep=0.25: d3 = .75, d2 = .5833, d1 = .4167, d0 = .25;
+    keep=0.75: d0 = .75 ...; keep=0.5: all 0.5, so ties keep the first-stage order."""
+    first = Fixed("first", [(f"d{i}", 3.0 - i) for i in range(4)])
+    docs = [Document(id=f"d{i}", text=f"text {i}") for i in range(4)]
+    got = {}
+    for keep in (0.0, 0.25, 0.5, 0.75, 1.0):
+        p = Pipeline(first, stages=[(Reverse(), 4, keep)])
+        p.index(docs)
+        got[keep] = p.retrieve({"q": "x"}, 4)["q"]
+    assert got[0.0].doc_ids == got[0.25].doc_ids == ["d3", "d2", "d1", "d0"]
+    assert [d.score for d in got[0.25].docs] == pytest.approx([0.75, 7 / 12, 5 / 12, 0.25])
+    assert got[0.5].doc_ids == got[0.75].doc_ids == got[1.0].doc_ids == ["d0", "d1", "d2", "d3"]
+    assert Pipeline(first, stages=[(Reverse(), 4, 0.5)]).name == "first -> reverse@4(keep=0.5)"
+    with pytest.raises(ConfigError, match="keep must be in"):
+        Pipeline(first, stages=[(Reverse(), 4, 1.5)])
+    with pytest.raises(ConfigError, match="keep must be in"):
+        Pipeline(first, stages=[(None, 4, 0.5)])

@@ -75,6 +75,13 @@ def retrieval(
         None, "--rerank", help="late-interaction | cross-encoder:MODEL | llm."
     ),
     depth: int = typer.Option(20, "--depth", min=1, help="Documents the reranker re-orders."),
+    keep: float = typer.Option(
+        0.0,
+        "--keep",
+        min=0.0,
+        max=1.0,
+        help="Weight of the first-stage score in the re-ordered head (0: reranker order).",
+    ),
     k: str = typer.Option("1,3,5,10", "--k", help="Comma-separated cut-offs."),
     encoder: str = typer.Option("plain", "--encoder", help="plain | onnx | onnx-int8."),
     fusion: str = typer.Option("rrf", "--fusion", help="Hybrid fusion: rrf | score."),
@@ -93,7 +100,7 @@ def retrieval(
         warnings.simplefilter("always")
         docs, qs, judged = load_collection(corpus, queries, qrels, split)
         first = _retriever(retriever, encoder, fusion)
-        stages = [(build_reranker(rerank), depth)] if rerank else []
+        stages = [(build_reranker(rerank), depth, keep)] if rerank else []
         pipe = Pipeline(first, stages=stages)
         pipe.index(docs)
         rankings = pipe.retrieve(qs, max(ks))

@@ -6,6 +6,12 @@ re-orders the top ``depth`` and keeps the rest after them in their previous orde
 the re-ordered head); the result is cut to ``k``. A stage can only re-order documents the
 stage before returned, so depths must not increase. ``index`` indexes the first stage and hands
 the corpus to every reranker.
+
+A reranker stage may carry a third element ``keep`` in [0, 1] (default 0): inside the re-ordered
+head, final(d) = (1 - keep) * mm(reranker score)(d) + keep * mm(previous score)(d), with mm the
+min-max normalisation over the head (a constant list maps to 1). ``keep`` = 0 is the
+reranker's order; ``keep`` = 1 keeps the previous order. Interpolating keeps the first stage's
+evidence (e.g. BM25's exact-term matches) that a reranker alone would throw away.
 """
 
 from __future__ import annotations
@@ -21,31 +27,40 @@ from ragjudge.schema import Document, Ranking, ScoredDoc
 from .base import check_documents, check_k, check_queries, clamp_k
 from .progress import progress_bar
 
+Stage = tuple[Reranker | None, int] | tuple[Reranker | None, int, float]
+"""``(reranker or None, depth)`` or ``(reranker, depth, keep)``."""
+
 
 class Pipeline:
-    def __init__(
-        self, retriever: Retriever, stages: Sequence[tuple[Reranker | None, int]] = ()
-    ) -> None:
+    def __init__(self, retriever: Retriever, stages: Sequence[Stage] = ()) -> None:
         self.retriever = retriever
-        self.stages = [(r, int(d)) for r, d in stages]
-        for r, d in self.stages:
+        self.stages: list[tuple[Reranker | None, int, float]] = []
+        for stage in stages:
+            r, d = stage[0], int(stage[1])
+            keep = float(stage[2]) if len(stage) > 2 else 0.0
             if d < 1:
                 raise ConfigError(f"pipeline stage depth must be >= 1, got {d}")
             if r is not None and not callable(getattr(r, "rerank", None)):
                 raise ConfigError(f"pipeline stage {r!r} is not a reranker")
-        depths = [d for _, d in self.stages]
+            if not 0.0 <= keep <= 1.0 or (r is None and keep):
+                raise ConfigError(f"pipeline stage keep must be in [0, 1] on a reranker: {keep}")
+            self.stages.append((r, d, keep))
+        depths = [d for _, d, _ in self.stages]
         if any(b > a for a, b in itertools.pairwise(depths)):
             raise ConfigError(f"pipeline stage depths must not increase, got {depths}")
         parts = [retriever.name]
-        for r, d in self.stages:
-            parts.append(f"{r.name}@{d}" if r is not None else f"prune@{d}")
+        for r, d, keep in self.stages:
+            if r is None:
+                parts.append(f"prune@{d}")
+            else:
+                parts.append(f"{r.name}@{d}" + (f"(keep={keep:g})" if keep else ""))
         self.name = " -> ".join(parts)
         self._n = 0
 
     def index(self, documents: Sequence[Document]) -> None:
         docs = check_documents(documents, self.name)
         self.retriever.index(docs)
-        for r, _ in self.stages:
+        for r, _, _ in self.stages:
             index = getattr(r, "index", None)
             if callable(index):
                 index(docs)
@@ -60,14 +75,34 @@ class Pipeline:
         if self._n:
             first_k = clamp_k(first_k, self._n, self.name)
         rankings = self.retriever.retrieve(qs, first_k)
-        for reranker, depth in self.stages:
+        for reranker, depth, keep in self.stages:
             if reranker is None:
                 rankings = {q: r.top(depth) for q, r in rankings.items()}
                 continue
             head = {q: r.top(depth) for q, r in rankings.items()}
             reordered = _rerank_all(reranker, qs, head, depth)
+            if keep:
+                reordered = {q: interpolate(reordered[q], head[q], keep) for q in reordered}
             rankings = {q: _with_tail(reordered[q], r) for q, r in rankings.items()}
         return {q: r.top(k) for q, r in rankings.items()}
+
+
+def _minmax(scores: Mapping[str, float]) -> dict[str, float]:
+    lo, hi = min(scores.values(), default=0.0), max(scores.values(), default=0.0)
+    return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in scores.items()}
+
+
+def interpolate(reranked: Ranking, previous: Ranking, keep: float) -> Ranking:
+    """The documents of ``reranked`` scored (1 - keep) * mm(reranked) + keep * mm(previous);
+    ties keep the previous order."""
+    new = _minmax({d.doc_id: d.score for d in reranked.docs})
+    old = _minmax({d.doc_id: d.score for d in previous.docs if d.doc_id in new})
+    position = {d: i for i, d in enumerate(previous.doc_ids)}
+    final = {d: (1 - keep) * new[d] + keep * old.get(d, 0.0) for d in new}
+    order = sorted(final, key=lambda d: (-final[d], position.get(d, len(position))))
+    return Ranking(
+        query_id=reranked.query_id, docs=[ScoredDoc(doc_id=d, score=final[d]) for d in order]
+    )
 
 
 def _with_tail(head: Ranking, previous: Ranking) -> Ranking:

@@ -73,6 +73,9 @@ class RerankerConfig(_Strict):
     spec: str
     """``late-interaction``, ``cross-encoder:MODEL``, ``llm`` or ``prune``."""
     depth: int = Field(ge=1)
+    keep: float = Field(default=0.0, ge=0.0, le=1.0)
+    """Weight of the previous stage's (min-max normalised) score inside the re-ordered head
+    (``Pipeline`` stage ``keep``); 0 = the reranker's order."""
 
 
 class GeneratorConfig(_Strict):

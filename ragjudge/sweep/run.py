@@ -38,7 +38,7 @@ from typing import Any
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
 from ragjudge.judges.registry import PREFIX_JUDGES
-from ragjudge.protocols import Generator, Judge, Reranker
+from ragjudge.protocols import Generator, Judge
 from ragjudge.schema import (
     Answer,
     JudgeInput,
@@ -115,6 +115,7 @@ def build_components(config: SweepConfig) -> Components:
     from ragjudge.generate import build_generator
     from ragjudge.judges.registry import create_judge
     from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
+    from ragjudge.retrieval.pipeline import Stage
 
     llm = None
     judge_llms: list[Any] = []
@@ -126,14 +127,14 @@ def build_components(config: SweepConfig) -> Components:
         llm, *judge_llms = judge_clients(1 + len(config.judges.names))
         models["llm"] = llm.model
     first = build_retriever(config.retriever.kind, **config.retriever.options)
-    stages: list[tuple[Reranker | None, int]] = []
+    stages: list[Stage] = []
     for r in config.rerankers:
         if r.spec == "prune":
             stages.append((None, r.depth))
         elif r.spec.startswith("llm"):
-            stages.append((build_reranker(r.spec, client=llm), r.depth))
+            stages.append((build_reranker(r.spec, client=llm), r.depth, r.keep))
         else:
-            stages.append((build_reranker(r.spec), r.depth))
+            stages.append((build_reranker(r.spec), r.depth, r.keep))
     retriever = Pipeline(first, stages=stages) if stages else first
     gen_options = dict(config.generator.options)
     if config.generator.kind == "chat":
