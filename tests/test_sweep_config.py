@@ -78,3 +78,22 @@ def test_definition_hash_ignores_execution_settings_and_location():
     assert diff_definitions(a.definition(), d.definition()) == [
         'generator.kind: "extractive" -> "chat"'
     ]
+
+
+def test_reranker_keep_is_checked_and_hashes_only_when_set():
+    base = {"dataset": {"path": "/a"}, "rerankers": [{"spec": "late-interaction", "depth": 20}]}
+    plain = SweepConfig.model_validate(base)
+    assert plain.definition()["rerankers"] == [{"spec": "late-interaction", "depth": 20}]
+    kept = SweepConfig.model_validate(
+        base | {"rerankers": [{"spec": "late-interaction", "depth": 20, "keep": 0.4}]}
+    )
+    assert kept.definition()["rerankers"][0]["keep"] == 0.4
+    assert kept.definition_hash() != plain.definition_hash()
+    with pytest.raises(ConfigError, match="keep applies to a reranker"):
+        parse_config(
+            {"dataset": {"path": "."}, "rerankers": [{"spec": "prune", "depth": 5, "keep": 0.5}]}
+        )
+    with pytest.raises(ConfigError, match="keep"):
+        parse_config(
+            {"dataset": {"path": "."}, "rerankers": [{"spec": "llm", "depth": 5, "keep": 2}]}
+        )

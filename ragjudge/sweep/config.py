@@ -33,7 +33,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ragjudge.errors import ConfigError
 from ragjudge.judges.registry import JUDGE_NAMES
@@ -76,6 +83,13 @@ class RerankerConfig(_Strict):
     keep: float = Field(default=0.0, ge=0.0, le=1.0)
     """Weight of the previous stage's (min-max normalised) score inside the re-ordered head
     (``Pipeline`` stage ``keep``); 0 = the reranker's order."""
+
+    @field_validator("keep")
+    @classmethod
+    def _keep_needs_a_reranker(cls, v: float, info: ValidationInfo) -> float:
+        if v and info.data.get("spec") == "prune":
+            raise ValueError("keep applies to a reranker; a prune stage only cuts the list")
+        return v
 
 
 class GeneratorConfig(_Strict):
@@ -176,6 +190,9 @@ class SweepConfig(_Strict):
         )
         # The data set is identified by its content hash in the manifest, not by where it lies.
         del data["dataset"]["path"]
+        for stage in data["rerankers"]:  # keep 0 (the default) hashes as before keep existed
+            if not stage["keep"]:
+                del stage["keep"]
         return data | {"ks": self.ks, "seed": self.seed}
 
     def definition_hash(self) -> str:
