@@ -29,3 +29,30 @@ def test_unknown_keys_and_bad_k_exit_2_without_traceback(tmp_path):
 def test_unknown_run_is_a_clear_error(tmp_path):
     res = run("runs", "show", "nope", cwd=tmp_path)
     assert res.returncode == 2 and "no run 'nope'" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_sweep_whose_judge_calls_all_fail_says_why_and_exits_2(tmp_path, monkeypatch):
+    """An unreachable endpoint: the run is stored, each judge's distinct error is printed, and
+    the exit code is 2 rather than a silent 'no k could be chosen' with exit 0."""
+    from ragjudge.resources import demo_dir
+    from ragjudge.store import RunStore
+
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_text(
+        f"dataset: {{path: {demo_dir()}, split: test, limit: 3}}\nretriever: {{kind: bm25}}\n"
+        "judges: {names: [faithfulness], backend: llm}\nks: [1, 2]\n"
+    )
+    for name, value in {
+        "OPENAI_BASE_URL": "http://127.0.0.1:9/v1",
+        "OPENAI_API_KEY": "sk-not-sent-anywhere",
+        "RAGJUDGE_MODEL": "m",
+        "RAGJUDGE_MAX_ATTEMPTS": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    res = run("sweep", "--config", str(cfg), "--out", str(tmp_path / "out"), cwd=tmp_path)
+    assert res.returncode == 2, res.stderr
+    text = " ".join(res.stderr.split())
+    assert "faithfulness: provider_error x6:" in text and "cannot reach the LLM endpoint" in text
+    assert "every judge call failed (6 results)" in text and "Traceback" not in text
+    runs = RunStore().list_runs()
+    assert len(runs) == 1 and runs[0].status == "finished"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -61,7 +61,9 @@ def sweep(
     """Run a k-sweep: retrieve once, generate and judge at every k, choose k with confidence.
 
     Running the same command again resumes an unfinished run of the same config;
-    ``--resume RUN_ID`` alone continues a run with its stored config.
+    ``--resume RUN_ID`` alone continues a run with its stored config. Prints the distinct
+    error of unscored judge results; exit code 3 when the budget stopped the run, 2 when every
+    judge call failed (endpoint unreachable, wrong key): the run is stored either way.
     """
     from ragjudge.errors import ConfigError
     from ragjudge.store import RunStore
@@ -97,6 +99,14 @@ def sweep(
     )
     if outcome.status == "stopped_budget":
         raise typer.Exit(3)
+    from ragjudge.cli.judge_cmd import check_endpoint_used, failure_lines
+
+    results: dict[str, list[Any]] = {}
+    for row in store.judge_results(outcome.run_id):
+        results.setdefault(row.judge, []).append(row.result)
+    for line in failure_lines(results):
+        err.print(line, style="yellow", markup=False, soft_wrap=True)
+    check_endpoint_used(results)
 
 
 def demo(
