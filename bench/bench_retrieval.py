@@ -168,7 +168,7 @@ def phase_collection(name: str, depth: int, keys: list[str]) -> None:
     t_again = time.perf_counter() - t0
     out["dense second index"] = {"index_s": t_again, "encoded": again.encoded}  # type: ignore[attr-defined]
     table(
-        f"{name}: {len(queries)} queries (shared, loaded 2-core machine)",
+        f"{name}: {len(queries)} queries (2-core machine)",
         ["pipeline", *keys, "published", "index s", "query s"],
         rows,
     )
