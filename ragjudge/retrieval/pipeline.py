@@ -25,6 +25,7 @@ from ragjudge.protocols import Reranker, Retriever
 from ragjudge.schema import Document, Ranking, ScoredDoc
 
 from .base import check_documents, check_k, check_queries, clamp_k
+from .fusion import minmax
 from .progress import progress_bar
 
 Stage = tuple[Reranker | None, int] | tuple[Reranker | None, int, float]
@@ -87,18 +88,13 @@ class Pipeline:
         return {q: r.top(k) for q, r in rankings.items()}
 
 
-def _minmax(scores: Mapping[str, float]) -> dict[str, float]:
-    lo, hi = min(scores.values(), default=0.0), max(scores.values(), default=0.0)
-    return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in scores.items()}
-
-
 def interpolate(reranked: Ranking, previous: Ranking, keep: float) -> Ranking:
-    """The documents of ``reranked`` scored (1 - keep) * mm(reranked) + keep * mm(previous);
-    ties keep the previous order."""
-    new = _minmax({d.doc_id: d.score for d in reranked.docs})
-    old = _minmax({d.doc_id: d.score for d in previous.docs if d.doc_id in new})
-    position = {d: i for i, d in enumerate(previous.doc_ids)}
-    final = {d: (1 - keep) * new[d] + keep * old.get(d, 0.0) for d in new}
+    """The documents of ``reranked`` scored (1 - keep) * mm(reranked) + keep * mm(previous),
+    i.e. ``fusion.minmax`` of the two lists over those documents; ties keep the previous order."""
+    ids = set(reranked.doc_ids)
+    head = Ranking(query_id=previous.query_id, docs=[d for d in previous.docs if d.doc_id in ids])
+    final = minmax([reranked, head], (1 - keep, keep))
+    position = {d: i for i, d in enumerate(head.doc_ids)}
     order = sorted(final, key=lambda d: (-final[d], position.get(d, len(position))))
     return Ranking(
         query_id=reranked.query_id, docs=[ScoredDoc(doc_id=d, score=final[d]) for d in order]
