@@ -80,34 +80,6 @@ def summary_table(aggregates: dict[str, Any]) -> Any:
     return table
 
 
-CALL_FAILURES = frozenset({"provider_error", "timeout", "rate_limited"})
-"""Statuses that mean the endpoint could not be used, not that the judge could not decide."""
-
-
-def failure_lines(results: dict[str, list[Any]], limit: int = 3) -> list[str]:
-    """One line per (judge, status, distinct error message) of the unscored results, most
-    frequent first, at most ``limit`` messages per judge; skips carry no error and are left out."""
-    from collections import Counter
-
-    lines: list[str] = []
-    for name, rs in results.items():
-        counts = Counter((r.status.value, r.error) for r in rs if r.error and r.score is None)
-        for (status, error), n in counts.most_common(limit):
-            lines.append(f"{name}: {status} x{n}: {error}")
-    return lines
-
-
-def check_endpoint_used(results: dict[str, list[Any]]) -> None:
-    """Raise ``ConfigError`` (exit code 2) when every result failed to reach the endpoint
-    (provider_error / timeout / rate_limited): a misconfigured run, not a low score."""
-    flat = [r for rs in results.values() for r in rs]
-    if flat and all(r.status.value in CALL_FAILURES for r in flat):
-        raise ConfigError(
-            f"every judge call failed ({len(flat)} results), so nothing was scored; "
-            f"the first error: {flat[0].error or flat[0].status.value}"
-        )
-
-
 def register(app: typer.Typer) -> None:
     """Add ``judge`` and ``generate`` to the app."""
 
@@ -133,6 +105,7 @@ def register(app: typer.Typer) -> None:
         unreachable, bad key, unknown model): the rows are still written."""
         from rich.console import Console
 
+        from ragjudge.cli.failures import check_endpoint_used, failure_lines
         from ragjudge.judges.items import output_rows, read_items, write_jsonl
         from ragjudge.judges.runner import run_judges
         from ragjudge.schema import TokenUsage

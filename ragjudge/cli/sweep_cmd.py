@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from ragjudge.schema import JudgeResult
     from ragjudge.sweep.analysis import SweepSummary
 
 runs_app = typer.Typer(help="Inspect and export the runs in the run store.", no_args_is_help=True)
@@ -99,9 +100,9 @@ def sweep(
     )
     if outcome.status == "stopped_budget":
         raise typer.Exit(3)
-    from ragjudge.cli.judge_cmd import check_endpoint_used, failure_lines
+    from ragjudge.cli.failures import check_endpoint_used, failure_lines
 
-    results: dict[str, list[Any]] = {}
+    results: dict[str, list[JudgeResult]] = {}
     for row in store.judge_results(outcome.run_id):
         results.setdefault(row.judge, []).append(row.result)
     for line in failure_lines(results):
