@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGJUDGE_SHARED_DATA") or ROOT.parent / "shared" / "data")
+from common import DATA, DEFAULT_HOME, ROOT, prepare
+
 RESULTS = ROOT / "bench" / "results" / "retrieval.json"
 PUBLISHED = {"bm25": 0.665, "dense": 0.645}
 PLAIN = "plain sentence-transformers encode"
@@ -217,13 +215,10 @@ def main() -> None:
     ap.add_argument("--sample", type=int, default=300)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--depth", type=int, default=20)
-    ap.add_argument("--home", default=str(ROOT / ".ragjudge" / "bench"))
+    ap.add_argument("--home", default=DEFAULT_HOME)
     args = ap.parse_args()
-    if not DATA.is_dir():
-        print(f"shared data not found at {DATA}; skipping", file=sys.stderr)
+    if not prepare(args.home):
         return
-    os.environ["RAGJUDGE_HOME"] = args.home
-    warnings.simplefilter("ignore")
     for phase in args.phases.split(","):
         t0 = time.perf_counter()
         if phase == "speed":

@@ -21,40 +21,21 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import os
 import sys
 import time
-import warnings
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get("RAGJUDGE_SHARED_DATA") or ROOT.parent / "shared" / "data")
+from common import DATA, DEFAULT_HOME, ROOT, prepare
+
 RESULTS = ROOT / "bench" / "results" / "tune_hybrid.json"
 WEIGHTS = (0.3, 0.4, 0.5, 0.6, 0.7)
 DEPTHS = (10, 20, 30)
 KEEPS = (0.0, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0)
 
 
-def _mm(scores: dict[str, float]) -> dict[str, float]:
-    if not scores:
-        return {}
-    lo, hi = min(scores.values()), max(scores.values())
-    return {d: (s - lo) / (hi - lo) if hi > lo else 1.0 for d, s in scores.items()}
-
-
-def _ndcg10(order: list[str], rel: dict[str, int]) -> float:
-    from ragjudge.metrics import evaluate_rankings
-    from ragjudge.schema import Ranking, ScoredDoc
-
-    ranking = Ranking(
-        query_id="q", docs=[ScoredDoc(doc_id=d, score=-i) for i, d in enumerate(order[:10])]
-    )
-    return float(evaluate_rankings({"q": rel}, {"q": ranking}, ks=[10], ci=False).mean["ndcg@10"])
-
-
 class Features:
-    """Per query: dense and bm25 top-100 scores and MaxSim of every candidate."""
+    """Per query: the dense and bm25 top 100 and the MaxSim score of every candidate; a
+    setting is then recombined with ``fusion.minmax`` and ``pipeline.interpolate``."""
 
     def __init__(self, split: str) -> None:
         from ragjudge.io import load_beir
@@ -67,72 +48,64 @@ class Features:
         dense, bm25 = build_retriever("dense"), build_retriever("bm25")
         dense.index(ts.documents)
         bm25.index(ts.documents)
-        self.dense = {
-            q: {d.doc_id: d.score for d in r.docs}
-            for q, r in dense.retrieve(self.queries, 100).items()
-        }
-        self.bm25 = {
-            q: {d.doc_id: d.score for d in r.docs}
-            for q, r in bm25.retrieve(self.queries, 100).items()
-        }
+        self.dense = dense.retrieve(self.queries, 100)
+        self.bm25 = bm25.retrieve(self.queries, 100)
         li = build_reranker("late-interaction")
         li.index(ts.documents)
         self.maxsim: dict[str, dict[str, float]] = {}
         t0 = time.perf_counter()
         for i, q in enumerate(self.queries):
-            cands = set()
-            for w in WEIGHTS:
-                cands.update(self.head(q, w, max(DEPTHS)))
-            ranking = Ranking(
-                query_id=q, docs=[ScoredDoc(doc_id=d, score=0.0) for d in sorted(cands)]
-            )
-            self.maxsim[q] = {
-                d.doc_id: d.score for d in li.rerank(self.queries[q], ranking, len(cands)).docs
-            }
+            cands = sorted({d for w in WEIGHTS for d in self.fused(q, w).top(max(DEPTHS)).doc_ids})
+            ranking = Ranking(query_id=q, docs=[ScoredDoc(doc_id=d, score=0.0) for d in cands])
+            reranked = li.rerank(self.queries[q], ranking, len(cands))
+            self.maxsim[q] = {d.doc_id: d.score for d in reranked.docs}
             if i % 100 == 0:
-                print(
-                    f"{split}: maxsim {i}/{len(self.queries)} ({time.perf_counter() - t0:.0f}s)",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                elapsed = time.perf_counter() - t0
+                print(f"{split}: maxsim {i}/{len(self.queries)} ({elapsed:.0f}s)", file=sys.stderr)
 
-    def fused(self, q: str, w: float) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for scores, wi in ((self.dense[q], w), (self.bm25[q], 1 - w)):
-            for d, s in _mm(scores).items():
-                out[d] = out.get(d, 0.0) + wi * s
-        return out
+    def fused(self, q: str, w: float) -> Any:
+        """Min-max fusion w * mm(dense) + (1 - w) * mm(bm25), as ``HybridRetriever``."""
+        from ragjudge.retrieval.base import make_ranking
+        from ragjudge.retrieval.fusion import minmax
 
-    def head(self, q: str, w: float, depth: int) -> list[str]:
-        f = self.fused(q, w)
-        return sorted(f, key=lambda d: (-f[d], d))[:depth]
+        scores = minmax([self.dense[q], self.bm25[q]], (w, 1 - w))
+        return make_ranking(q, scores.items(), len(scores))
 
-    def order(self, q: str, w: float, depth: int, keep: float) -> list[str]:
-        f = self.fused(q, w)
-        ranked = sorted(f, key=lambda d: (-f[d], d))
-        head = ranked[:depth]
-        ms = _mm({d: self.maxsim[q][d] for d in head})
-        fh = _mm({d: f[d] for d in head})
-        final = {d: (1 - keep) * ms[d] + keep * fh[d] for d in head}
-        return sorted(head, key=lambda d: (-final[d], ranked.index(d))) + ranked[depth:]
+    def order(self, q: str, w: float, depth: int, keep: float) -> Any:
+        """The fused list with its top ``depth`` re-ordered as a ``(reranker, depth, keep)``
+        stage of ``Pipeline`` does."""
+        from ragjudge.retrieval.pipeline import _with_tail, interpolate
+        from ragjudge.schema import Ranking, ScoredDoc
+
+        fused = self.fused(q, w)
+        head = fused.top(depth)
+        by_maxsim = Ranking(
+            query_id=q,
+            docs=sorted(
+                (ScoredDoc(doc_id=d, score=self.maxsim[q][d]) for d in head.doc_ids),
+                key=lambda d: -d.score,
+            ),
+        )
+        return _with_tail(interpolate(by_maxsim, head, keep), fused)
 
     def score(self, w: float, depth: int, keep: float | None) -> float:
-        vals = []
-        for q in self.queries:
-            order = self.head(q, w, 100) if keep is None else self.order(q, w, depth, keep)
-            vals.append(_ndcg10(order, self.qrels[q]))
-        return sum(vals) / len(vals)
+        """Mean NDCG@10 of the setting (``keep`` None: the fused list alone)."""
+        from ragjudge.metrics import evaluate_rankings
+
+        rankings = {
+            q: self.fused(q, w) if keep is None else self.order(q, w, depth, keep)
+            for q in self.queries
+        }
+        report = evaluate_rankings(self.qrels, rankings, ks=[10], ci=False)
+        return float(report.mean["ndcg@10"])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--home", default=str(ROOT / ".ragjudge" / "bench"))
+    ap.add_argument("--home", default=DEFAULT_HOME)
     args = ap.parse_args()
-    if not DATA.is_dir():
-        print(f"shared data not found at {DATA}; skipping", file=sys.stderr)
+    if not prepare(args.home):
         return
-    os.environ["RAGJUDGE_HOME"] = args.home
-    warnings.simplefilter("ignore")
     train = Features("train")
     grid: list[dict[str, Any]] = []
     for w in WEIGHTS:
