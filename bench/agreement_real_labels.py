@@ -231,7 +231,7 @@ def shipped_thresholds() -> dict[str, object]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--wikieval", type=int, default=None, help="pairs per dimension (all 50)")
-    ap.add_argument("--expertqa", type=int, default=150, help="claims (of 969)")
+    ap.add_argument("--expertqa", type=int, default=150, help="claims (of 741)")
     ap.add_argument("--haluquestqa", type=int, default=100, help="questions (of 698)")
     ap.add_argument("--resamples", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)

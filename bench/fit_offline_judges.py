@@ -3,11 +3,14 @@ on the development AND held-out parts (``ragjudge.judges.offline.labelsets`` fix
 
     .venv/bin/python bench/fit_offline_judges.py [--write] [--json out.json] [--quick]
 
-Fitting (dev only): ``support`` on ExpertQA claims (Complete vs Incomplete/Partial, with their
-cited evidence) plus WikiEval faithfulness answers (grounded 1 / ungrounded 0); ``relevancy`` on
-WikiEval answer-relevance answers (full 1 / incomplete 0); ``aspect`` on HaluQuestQA answers
-(no incomplete-answer span 1 / span 0); ``chunk`` on WikiEval context-relevance contexts
-(focused 1 / padded 0). ``--write`` saves the result as the package's ``params/v1.json``.
+Fitting (dev only, ``ragjudge.judges.offline.fit``: shrunk towards the bundled parameters,
+sign-constrained, lambda by grouped 5-fold CV): ``support`` on ExpertQA claims (Complete vs
+Incomplete/Partial, with the text of their cited evidence) plus WikiEval faithfulness answers
+(grounded 1 / ungrounded 0); ``relevancy`` on WikiEval answer-relevance answers (full 1 /
+incomplete 0) plus HaluQuestQA answers (no irrelevance span 1 / span 0); ``aspect`` on
+HaluQuestQA answers (no incomplete-answer span 1 / span 0); ``chunk`` on WikiEval
+context-relevance contexts (focused 1 / padded 0). Each source has the same total weight in a
+model (``balanced``). ``--write`` saves the result as the package's ``params/v1.json``.
 
 Measured on each part, with 95% bootstrap intervals (2,000 resamples of items, seed 0):
 WikiEval pairwise accuracy (ties count 1/2) for faithfulness, answer relevance and context
@@ -321,19 +324,33 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
     return out
 
 
+def balanced(sources: dict[str, list[L.LabelRow]]) -> list[L.LabelRow]:
+    """All rows, weighted so that each source has the same total weight in each dimension
+    (531 ExpertQA claims must not drown 56 WikiEval answers in the support model)."""
+    counts: dict[tuple[str, str], int] = {}
+    for name, rows in sources.items():
+        for r in rows:
+            counts[name, r.dimension] = counts.get((name, r.dimension), 0) + 1
+    out: list[L.LabelRow] = []
+    for name, rows in sources.items():
+        for r in rows:
+            r.weight = 100.0 / counts[name, r.dimension]
+            out.append(r)
+    return out
+
+
 def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
     pairs = [p for p in L.wikieval_pairs(root) if p.part == "dev"]
     claims = [c for c in L.expertqa_claims(root) if c.part == "dev"]
     answers = [a for a in L.haluquestqa_answers(root) if a.part == "dev"]
     if quick:
         claims, answers = claims[::4], answers[::4]
-    rows = [
-        *L.expertqa_rows(claims),
-        *[r for r in L.wikieval_rows(pairs) if r.dimension == "faithfulness"],
-        *[r for r in L.wikieval_rows(pairs) if r.dimension == "answer_relevancy"],
-        *[r for r in L.wikieval_rows(pairs) if r.dimension == "context_precision"],
-        *L.haluquestqa_rows(answers),
-    ]
+    sources = {
+        "expertqa": L.expertqa_rows(claims),
+        "wikieval": L.wikieval_rows(pairs),
+        "haluquestqa": L.haluquestqa_rows(answers),
+    }
+    rows = balanced(sources)
     return refit(
         rows,
         version="v1",

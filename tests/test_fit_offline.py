@@ -13,8 +13,15 @@ from typer.testing import CliRunner
 from ragjudge.cli import app
 from ragjudge.errors import ConfigError, DataError
 from ragjudge.judges.offline import OfflineFaithfulnessJudge
+from ragjudge.judges.offline.features import FEATURE_SIGNS, RULE_FEATURES
 from ragjudge.judges.offline.fit import fit_logistic, parse_label, read_labels
-from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_FEATURES, Params, load_params
+from ragjudge.judges.offline.params import (
+    DEFAULT_PARAMS,
+    MODEL_FEATURES,
+    LogisticModel,
+    Params,
+    load_params,
+)
 from ragjudge.schema import JudgeInput
 
 CONTEXT = (
@@ -151,3 +158,93 @@ def test_fit_logistic_folds_threshold_into_intercept() -> None:
     assert model.cv["auroc"] > 0.9
     pred = model.proba(x) >= 0.5
     assert (pred == y).mean() >= model.cv["accuracy"] - 0.05
+
+
+def _noisy_design(seed: int, n: int = 400) -> tuple[np.ndarray, np.ndarray]:
+    """Feature 0 carries the label, feature 1 is anti-correlated with it, feature 2 is noise."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    x = np.column_stack([y + rng.normal(0, 0.8, n), -y + rng.normal(0, 0.8, n), rng.normal(size=n)])
+    return x, y
+
+
+def _prior(coef: list[float]) -> LogisticModel:
+    return LogisticModel(
+        features=["a", "b", "c"], coef=coef, intercept=0.0, mean=[0.0] * 3, scale=[1.0] * 3
+    )
+
+
+def test_fit_keeps_signs_and_fixed_features() -> None:
+    x, y = _noisy_design(0)
+    model = fit_logistic(
+        x,
+        y,
+        ["a", "b", "c"],
+        prior=_prior([1.0, 0.5, 0.0]),
+        signs={"a": 1, "b": 1},
+        fixed=frozenset({"c"}),
+    )
+    # b's data says "negative", its sign says ">= 0": it stops at 0; c is held at 0.
+    assert model.coef[0] > 0.5 and model.coef[1] == 0.0 and model.coef[2] == 0.0
+    free = fit_logistic(x, y, ["a", "b", "c"], prior=_prior([1.0, 0.5, 0.0]))
+    assert free.coef[1] < -0.1  # without the bound the data's sign wins
+    assert model.cv["prior_log_loss"] > model.cv["log_loss"]
+
+
+def test_labels_that_agree_with_the_prior_keep_it() -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 3))
+    prior = _prior([1.0, -1.0, 0.5])
+    y = (rng.random(300) < prior.proba(x)).astype(int)  # drawn from the prior itself
+    model = fit_logistic(x, y, ["a", "b", "c"], prior=prior, decision=False)
+    # No lambda beats strong shrinkage by a standard error: the one-SE rule keeps the prior.
+    assert model.cv["lambda"] >= 1.0
+    assert np.allclose(model.coef, prior.coef, atol=0.2)
+    loose = fit_logistic(x, y, ["a", "b", "c"], decision=False)  # shrunk towards zero instead
+    assert (
+        np.abs(np.array(loose.coef) - prior.coef).max()
+        > np.abs(np.array(model.coef) - prior.coef).max()
+    )
+
+
+def test_weights_change_the_fit_and_bad_weights_are_located(tmp_path: Path) -> None:
+    x, y = _noisy_design(2, n=200)
+    w = np.where(np.arange(200) < 100, 1.0, 1e-3)  # the second half barely counts
+    x2 = x.copy()
+    x2[100:, 0] = -x2[100:, 0]  # ... and it says the opposite about feature a
+    light = fit_logistic(x2, y, ["a", "b", "c"], weights=w)
+    even = fit_logistic(x2, y, ["a", "b", "c"])
+    assert light.coef[0] > even.coef[0] + 0.3
+    path = tmp_path / "w.jsonl"
+    row = {"dimension": "answer_relevancy", "question": "q?", "answer": "a", "label": 1}
+    path.write_text(
+        json.dumps(row | {"weight": 2}) + "\n" + json.dumps(row | {"weight": -1}) + "\n"
+    )
+    with pytest.raises(DataError, match=r"w\.jsonl:2: bad weight"):
+        read_labels(path)
+    path.write_text(json.dumps(row | {"weight": "2.5"}) + "\n")
+    assert read_labels(path)[0].weight == 2.5
+
+
+def test_bundled_params_are_fitted_not_hand_set() -> None:
+    params = load_params()
+    assert set(params.provenance["fitted_models"]) == set(MODEL_FEATURES)
+    for name, model in params.models.items():
+        assert model.cv["n"] > 50, name  # fitted on labelled rows, with CV figures
+        for feature, coef in zip(model.features, model.coef, strict=True):
+            sign = FEATURE_SIGNS[name][feature]
+            assert coef * sign >= 0, (name, feature)
+        for feature in RULE_FEATURES.get(name, ()):
+            assert model.coef[model.features.index(feature)] == 0.0
+
+
+def test_url_only_citations_are_no_evidence() -> None:
+    from ragjudge.judges.offline.labelsets import evidence_passages
+
+    raw = [
+        "[3] https://example.org/page\n\nThe tower is 330 metres tall.",
+        "[7] https://x.org/a",
+        "",
+    ]
+    assert evidence_passages(raw) == ("The tower is 330 metres tall.",)
+    assert evidence_passages(["[1] https://only.url/"]) == ()

@@ -15,7 +15,8 @@ in the format of ``ragjudge.calibrate.labels`` (written with ``write_labels``).
   -> ``faithfulness`` (answer = the claim, contexts = the evidence passages as given, each
   headed by its ``[n] URL``). Expert support
   ``Complete`` = 1; ``Partial`` and ``Incomplete`` = 0; ``Missing`` (no evidence cited), ``N/A``
-  and unlabelled claims are left out.
+  and unlabelled claims are left out, and so are the claims whose citations are URLs without
+  page text (the experts read the page; the set lacks it: ``labelsets.evidence_passages``).
 - HaluQuestQA (``haluquestqa/HaluQuestQA.csv``, tab-separated): both answers of each question
   (no retrieval context). ``answer_relevancy`` label 1 when the expert marked no irrelevance
   span in that answer; ``completeness`` (no reference) 1 when no incompleteness span. With
@@ -39,6 +40,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import DataError
+from ragjudge.judges.offline.labelsets import evidence_passages
 from ragjudge.schema import JudgeInput, JudgeResult
 from ragjudge.text import split_sentences
 
@@ -145,7 +147,7 @@ def expertqa_support(
     """ExpertQA claims with evidence and a Complete/Partial/Incomplete support label."""
     rows = _jsonl(Path(folder) / "claims_val.jsonl")
     keep = [r for r in rows if r.get("support") in ("Complete", "Partial", "Incomplete")]
-    keep = [r for r in keep if isinstance(r.get("evidence"), list) and r["evidence"]]
+    keep = [r for r in keep if isinstance(ev := r.get("evidence"), list) and evidence_passages(ev)]
     out = PublicSet(name="expertqa_support")
     for r in _subsample(keep, limit, seed):
         if not _in_part("expertqa", str(r["q_index"]), part):

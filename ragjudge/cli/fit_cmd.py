@@ -28,7 +28,8 @@ def register(app: typer.Typer) -> None:
             None, "--base", help="Parameters to start from (default: the bundled ones)."
         ),
     ) -> None:
-        """Refit the offline judges on human labels (cross-validated logistic regression)."""
+        """Refit the offline judges on human labels (cross-validated logistic regression,
+        shrunk towards the base parameters)."""
         from rich.console import Console
         from rich.table import Table
 
@@ -45,7 +46,8 @@ def register(app: typer.Typer) -> None:
         )
         params.save(out)
         table = Table(title=f"offline judge parameters {params.version} -> {out}")
-        for col in ("model", "fitted", "n", "CV AUROC", "CV accuracy", "C"):
+        cols = ("model", "fitted", "n", "CV log loss (prior)", "CV AUROC", "CV accuracy", "lambda")
+        for col in cols:
             table.add_column(col)
         fitted = set(params.provenance.get("fitted_models", []))
         for name, model in params.models.items():
@@ -54,9 +56,10 @@ def register(app: typer.Typer) -> None:
                 name,
                 "yes" if name in fitted else "kept",
                 f"{cv['n']:.0f}" if cv else "",
+                f"{cv['log_loss']:.3f} ({cv['prior_log_loss']:.3f})" if cv else "",
                 f"{cv['auroc']:.3f}" if cv else "",
                 f"{cv['accuracy']:.3f}" if cv else "",
-                f"{cv['C']:g}" if cv else "",
+                f"{cv['lambda']:g}" if cv else "",
             )
         Console().print(table)
         if not fitted:

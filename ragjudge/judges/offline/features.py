@@ -79,6 +79,57 @@ CHUNK_FEATURES = (
     "has_ref",
 )
 
+FEATURE_SIGNS: dict[str, dict[str, int]] = {
+    "support": {
+        "cos_max": 1,
+        "lex_best": 1,
+        "lex_max": 1,
+        "lex_chunk": 1,
+        "bigram": 1,
+        "num_miss": -1,
+        "ent_miss": -1,
+        "neg_mismatch": -1,
+        "claim_len": -1,
+    },
+    "relevancy": {
+        "qa_cos": 1,
+        "sent_cos_max": 1,
+        "sent_cos_mean": 0,
+        "aspect_cov_mean": 1,
+        "aspect_cov_min": 1,
+        "type_ok": 1,
+        "q_term_cov": 1,
+        "new_info": 1,
+        "n_claims": 1,
+        "non_committal": -1,
+        "hedge": -1,
+        "off_topic": -1,
+    },
+    "aspect": {"asp_cos": 1, "asp_type_ok": 1, "asp_term_cov": 1},
+    "chunk": {
+        "q_cos_max": 1,
+        "q_term_cov": 1,
+        "rel_density": 1,
+        "asp_cov": 1,
+        "ref_support": 1,
+        "has_ref": 0,
+    },
+}
+"""The direction each feature may push its model's probability: +1 (more of it never lowers p),
+-1 (never raises it), 0 (free). Fitting keeps every coefficient on its side of zero, so a fitted
+judge stays monotone in its evidence (more matching words never lowers support). ``claim_len``
+is -1: a longer claim has more to support, so length alone never raises support (ExpertQA's
+labels would have it raise support, which would rate a short, fully matched claim partial)."""
+
+RULE_FEATURES: dict[str, frozenset[str]] = {"support": frozenset({"num_miss", "neg_mismatch"})}
+"""Features applied as rules, not weighed: fitting holds their coefficients at 0 and
+``support.support_matrix`` caps the probability instead (a chunk that lacks some of the claim's
+numbers supports it at most partly; one that lacks all of them or flips its negation does not
+support it). Faithfulness is to the context given, so this is
+what the words mean, and the public labels cannot estimate it: they hold few such claims, and
+ExpertQA's evidence is an excerpt of the page the experts read, so a number missing from the
+excerpt is no sign of an unsupported claim there."""
+
 _SUFFIXES = (
     "ations",
     "ation",

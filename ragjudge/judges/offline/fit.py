@@ -11,6 +11,8 @@ Labels file (JSONL, or CSV with a header), one labelled item per row:
     label       1/0, yes/no, true/false, a number in [0, 1] (>= 0.5 is yes), or 1..5 (>= 4 is yes)
     group       optional: rows with the same group stay in the same cross-validation fold
                 (e.g. the question id)
+    weight      optional: a positive number, the row's weight in the fit (default 1); give
+                each source of labels the same total weight when one set is much larger
 
 Which model each dimension fits (see ``params``): faithfulness and context_recall -> ``support``
 (a row with ``claim``: that claim against its best chunk; without: the mean of the claims'
@@ -20,11 +22,21 @@ aspects); answer_relevancy -> ``relevancy``; context_precision -> ``chunk`` (the
 ``contexts[0]``, the chunk judged). A model with no labels (or labels of one class only) keeps
 its base parameters.
 
-Fitting: scikit-learn logistic regression on standardised features, the L2 strength C chosen from
-``C_GRID`` by grouped k-fold cross-validated log loss; the reported CV figures (AUROC, accuracy
-at the chosen threshold) are out-of-fold. For the decision models (support, aspect, chunk) the
-threshold maximising out-of-fold accuracy is folded into the intercept, so p >= 0.5 is the
-decision everywhere (the contract of ``ragjudge.judges.prefix``).
+Fitting: a weighted logistic regression on standardised features z, shrunk towards the base
+parameters (the prior) rather than towards zero, with each coefficient kept on the side of zero
+that ``features.FEATURE_SIGNS`` gives (so a fitted judge stays monotone in its evidence), and
+the coefficients of ``features.RULE_FEATURES`` held at 0 (they act as rules instead):
+
+    minimise  sum_i w_i [log(1 + e^eta_i) - y_i eta_i] / sum_i w_i + lambda/2 ||beta - beta_0||^2
+    eta_i = b + z_i . beta,   beta_0 = the base model's coefficients in the same standardisation
+
+solved by L-BFGS-B with those bounds. lambda is chosen from ``LAMBDA_GRID`` by grouped k-fold
+cross-validated (weighted) log loss with the one-standard-error rule (the largest lambda within
+one standard error of the best): labels that carry little signal keep the prior, labels that
+carry much move it. The reported CV figures (log loss beside the prior's,
+AUROC, accuracy at the chosen threshold) are out-of-fold. For the decision models (support,
+aspect, chunk) the threshold maximising out-of-fold accuracy is folded into the intercept, so
+p >= 0.5 is the decision everywhere (the contract of ``ragjudge.judges.prefix``).
 """
 
 from __future__ import annotations
@@ -44,7 +56,9 @@ from ragjudge.errors import DataError
 from ragjudge.judges.offline.embed import EmbeddingCache, shared_cache
 from ragjudge.judges.offline.features import (
     CHUNK_FEATURES,
+    FEATURE_SIGNS,
     RELEVANCY_FEATURES,
+    RULE_FEATURES,
     SUPPORT_FEATURES,
     aspect_features,
     chunk_features,
@@ -64,7 +78,7 @@ DIMENSIONS = (
     "context_recall",
     "context_precision",
 )
-C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
+LAMBDA_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 DECISION_MODELS = frozenset({"support", "aspect", "chunk"})
 _YES = {"1": 1, "yes": 1, "true": 1, "y": 1, "0": 0, "no": 0, "false": 0, "n": 0}
 
@@ -81,6 +95,7 @@ class LabelRow:
     reference: str | None = None
     claim: str | None = None
     group: str | None = None
+    weight: float = 1.0
 
 
 def parse_label(raw: Any) -> int:
@@ -130,6 +145,13 @@ def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
         label = parse_label(obj.get("label"))
     except ValueError as exc:
         raise DataError(f"bad label: {exc}", path=path, line=line) from None
+    raw_weight = obj.get("weight")
+    try:
+        weight = 1.0 if raw_weight in (None, "") else float(raw_weight)
+    except (TypeError, ValueError):
+        weight = float("nan")
+    if not (weight > 0 and math.isfinite(weight)):
+        raise DataError(f"bad weight {raw_weight!r}: need a positive number", path=path, line=line)
     row = LabelRow(
         dimension=dimension,
         question=need("question"),
@@ -139,6 +161,7 @@ def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
         reference=(str(obj["reference"]) if obj.get("reference") else None),
         claim=(str(obj["claim"]) if obj.get("claim") else None),
         group=(str(obj["group"]) if obj.get("group") not in (None, "") else None),
+        weight=weight,
     )
     if dimension in ("faithfulness", "answer_relevancy", "completeness") and not (
         row.answer.strip() or row.claim
@@ -244,10 +267,11 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
 # ----------------------------------------------------------------------------- fitting
 
 
-def _auroc(y: np.ndarray, s: np.ndarray) -> float:
+def _auroc(y: np.ndarray, s: np.ndarray, w: np.ndarray) -> float:
+    """Weighted AUROC; 0.5 (no information) when ``y`` has one class only."""
     from sklearn.metrics import roc_auc_score
 
-    return float(roc_auc_score(y, s)) if len(set(y.tolist())) == 2 else float("nan")
+    return float(roc_auc_score(y, s, sample_weight=w)) if len(set(y.tolist())) == 2 else 0.5
 
 
 def _folds(y: np.ndarray, groups: Sequence[str] | None, k: int, seed: int) -> list[np.ndarray]:
@@ -263,60 +287,147 @@ def _folds(y: np.ndarray, groups: Sequence[str] | None, k: int, seed: int) -> li
     return [test for _, test in strat.split(idx, y)]
 
 
+def _prior_in(
+    prior: LogisticModel, mean: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """(beta_0, b_0): the prior's logit written on features standardised by ``mean``/``scale``."""
+    w_raw = np.asarray(prior.coef) / np.asarray(prior.scale)
+    b_raw = prior.intercept - float(w_raw @ np.asarray(prior.mean))
+    return w_raw * scale, b_raw + float(w_raw @ mean)
+
+
+def _solve(
+    z: np.ndarray,
+    y: np.ndarray,
+    w: np.ndarray,
+    lam: float,
+    beta0: np.ndarray,
+    b0: float,
+    bounds: list[tuple[float | None, float | None]],
+) -> tuple[np.ndarray, float]:
+    """(beta, b) minimising the objective of the module docstring (``w`` sums to 1)."""
+    from scipy.optimize import minimize
+
+    def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
+        beta, b = theta[:-1], theta[-1]
+        eta = z @ beta + b
+        p = 1.0 / (1.0 + np.exp(-np.clip(eta, -30, 30)))
+        loss = float(w @ (np.logaddexp(0.0, eta) - y * eta))
+        diff = beta - beta0
+        r = w * (p - y)
+        grad = np.append(z.T @ r + lam * diff, r.sum())
+        return loss + 0.5 * lam * float(diff @ diff), grad
+
+    start = np.append(np.clip(beta0, *_bound_arrays(bounds)), b0)
+    res = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=[*bounds, (None, None)])
+    return res.x[:-1], float(res.x[-1])
+
+
+def _bound_arrays(bounds: list[tuple[float | None, float | None]]) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.array([-np.inf if a is None else a for a, _ in bounds])
+    hi = np.array([np.inf if b is None else b for _, b in bounds])
+    return lo, hi
+
+
+def _weighted_log_loss(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
+    p = np.clip(p, 1e-6, 1 - 1e-6)
+    return float(-(w * (y * np.log(p) + (1 - y) * np.log(1 - p))).sum() / w.sum())
+
+
+def _one_se_choice(
+    y: np.ndarray, preds: dict[float, np.ndarray], w: np.ndarray, folds: list[np.ndarray]
+) -> tuple[float, float]:
+    """(lambda, its CV log loss): the largest lambda whose out-of-fold log loss is within one
+    standard error (over folds) of the smallest: the "one-standard-error rule", which keeps
+    more of the prior when the labels cannot tell the candidates apart."""
+    table = []
+    for lam, pred in preds.items():
+        per_fold = [_weighted_log_loss(y[t], pred[t], w[t]) for t in folds]
+        table.append((lam, _weighted_log_loss(y, pred, w), float(np.std(per_fold))))
+    _, loss_min, sd_min = min(table, key=lambda r: r[1])
+    limit = loss_min + sd_min / math.sqrt(len(folds))
+    return max((lam, loss) for lam, loss, _ in table if loss <= limit)
+
+
 def fit_logistic(
     x: np.ndarray,
     y: np.ndarray,
     features: Sequence[str],
     *,
     groups: Sequence[str] | None = None,
+    weights: np.ndarray | None = None,
+    prior: LogisticModel | None = None,
+    signs: dict[str, int] | None = None,
+    fixed: frozenset[str] = frozenset(),
     decision: bool = True,
     k: int = 5,
     seed: int = 0,
     fitted_on: str = "",
 ) -> LogisticModel:
-    """A ``LogisticModel`` fitted with cross-validated C (see the module docstring)."""
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.metrics import log_loss
-
+    """A ``LogisticModel`` fitted as the module docstring says: shrunk towards ``prior`` (towards
+    zero without one), coefficients bounded by ``signs`` (+1 >= 0, -1 <= 0, 0 or absent free),
+    the ``fixed`` features' coefficients held at 0, lambda chosen by grouped cross-validated
+    log loss (``_one_se_choice``)."""
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = (x - mean) / scale
+    w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    if prior is not None:
+        beta0, b0 = _prior_in(prior, mean, scale)
+    else:
+        beta0 = np.zeros(x.shape[1])
+        b0 = float(np.log((w @ y + 1e-3) / (w @ (1 - y) + 1e-3)))
+    bounds: list[tuple[float | None, float | None]] = [
+        (0.0, None)
+        if (signs or {}).get(f, 0) > 0
+        else (None, 0.0)
+        if (signs or {}).get(f, 0) < 0
+        else (None, None)
+        for f in features
+    ]
+    bounds = [
+        (0.0, 0.0) if f in fixed else bound for f, bound in zip(features, bounds, strict=True)
+    ]
     folds = _folds(y, groups, k, seed)
 
-    def oof(c: float) -> np.ndarray:
+    def oof(lam: float) -> np.ndarray:
         pred = np.zeros(len(y))
         for test in folds:
             train = np.setdiff1d(np.arange(len(y)), test)
-            clf = LogisticRegression(C=c, max_iter=2000).fit(z[train], y[train])
-            pred[test] = clf.predict_proba(z[test])[:, 1]
+            wt = w[train] / w[train].sum()
+            beta, b = _solve(z[train], y[train], wt, lam, beta0, b0, bounds)
+            pred[test] = 1.0 / (1.0 + np.exp(-np.clip(z[test] @ beta + b, -30, 30)))
         return pred
 
-    scored = [(log_loss(y, np.clip(oof(c), 1e-6, 1 - 1e-6)), c) for c in C_GRID]
-    best_loss, best_c = min(scored)
-    pred = oof(best_c)
-    clf = LogisticRegression(C=best_c, max_iter=2000).fit(z, y)
-    intercept = float(clf.intercept_[0])
+    preds = {lam: oof(lam) for lam in LAMBDA_GRID}
+    best_lam, best_loss = _one_se_choice(y, preds, w, folds)
+    pred = preds[best_lam]
+    beta, b = _solve(z, y, w, best_lam, beta0, b0, bounds)
     threshold = 0.5
     if decision:
         grid = np.unique(np.round(pred, 3))
-        accs = [((pred >= t) == y).mean() for t in grid]
+        accs = [float(w @ ((pred >= t) == y)) for t in grid]
         threshold = float(min(max(grid[int(np.argmax(accs))], 0.02), 0.98))
-        intercept -= math.log(threshold / (1 - threshold))
-    cv = {
-        "C": best_c,
-        "log_loss": round(float(best_loss), 4),
-        "auroc": round(_auroc(y, pred), 4),
-        "accuracy": round(float(((pred >= threshold) == y).mean()), 4),
+        b -= math.log(threshold / (1 - threshold))
+    cv: dict[str, float] = {
+        "lambda": best_lam,
+        "log_loss": round(best_loss, 4),
+        "auroc": round(_auroc(y, pred, w), 4),
+        "accuracy": round(float(w @ ((pred >= threshold) == y)), 4),
         "threshold": round(threshold, 4),
         "n": float(len(y)),
         "positives": float(y.sum()),
         "folds": float(len(folds)),
     }
+    if prior is not None:
+        cv["prior_log_loss"] = round(_weighted_log_loss(y, prior.proba(x), w), 4)
+        cv["prior_auroc"] = round(_auroc(y, prior.proba(x), w), 4)
     return LogisticModel(
         features=list(features),
-        coef=[round(float(c), 6) for c in clf.coef_[0]],
-        intercept=round(intercept, 6),
+        coef=[round(float(c), 6) for c in beta],
+        intercept=round(b, 6),
         mean=[round(float(m), 6) for m in mean],
         scale=[round(float(s), 6) for s in scale],
         fitted_on=fitted_on,
@@ -324,22 +435,36 @@ def fit_logistic(
     )
 
 
+@dataclass
+class Design:
+    """One model's training data: features, labels, CV groups and row weights."""
+
+    x: np.ndarray
+    y: np.ndarray
+    groups: list[str]
+    weights: np.ndarray
+
+
 def featurise(
     rows: Iterable[LabelRow], base: Params, cache: EmbeddingCache | None = None
-) -> dict[str, tuple[np.ndarray, np.ndarray, list[str]]]:
-    """model name -> (X, y, groups) over the rows (rows without features are skipped)."""
+) -> dict[str, Design]:
+    """model name -> its ``Design`` over the rows (rows without features are skipped)."""
     cache = cache or shared_cache()
-    acc: dict[str, tuple[list[np.ndarray], list[int], list[str]]] = {}
+    acc: dict[str, tuple[list[np.ndarray], list[int], list[str], list[float]]] = {}
     for n, row in enumerate(rows):
         try:
             model, vec = row_features(row, base, cache)
         except ValueError:
             continue
-        xs, ys, gs = acc.setdefault(model, ([], [], []))
+        xs, ys, gs, ws = acc.setdefault(model, ([], [], [], []))
         xs.append(vec)
         ys.append(row.label)
         gs.append(row.group or f"row{n}")
-    return {m: (np.stack(xs), np.array(ys), gs) for m, (xs, ys, gs) in acc.items()}
+        ws.append(row.weight)
+    return {
+        m: Design(np.stack(xs), np.array(ys), gs, np.array(ws))
+        for m, (xs, ys, gs, ws) in acc.items()
+    }
 
 
 def fit_params(
@@ -360,16 +485,20 @@ def fit_params(
     data = featurise(rows, base, cache)
     models = dict(base.models)
     fitted: list[str] = []
-    for name, (x, y, groups) in data.items():
-        if len(set(y.tolist())) < 2:
+    for name, d in data.items():
+        if len(set(d.y.tolist())) < 2:
             continue
         models[name] = fit_logistic(
-            x,
-            y,
+            d.x,
+            d.y,
             base.models[name].features,
-            groups=groups,
+            groups=d.groups,
+            weights=d.weights,
+            prior=base.models[name],
+            signs=FEATURE_SIGNS[name],
+            fixed=RULE_FEATURES.get(name, frozenset()),
             decision=name in DECISION_MODELS,
-            fitted_on=f"{len(y)} labelled rows",
+            fitted_on=f"{len(d.y)} labelled rows",
         )
         fitted.append(name)
     info = {

@@ -6,8 +6,9 @@ an item's part is ``held_out`` when ``sha256(f"{set}:{group}")`` mod 100 < ``HEL
 where ``group`` is the question (so no question is in both parts).
 
 - ``wikieval_pairs``: 150 pairwise items (faithfulness, answer_relevance, context_relevance).
-- ``expertqa_claims``: claims with their cited evidence; support label Complete = 1,
-  Incomplete / Partial = 0 (Missing / N/A, i.e. no usable evidence, are left out);
+- ``expertqa_claims``: claims with the text of their cited evidence (a citation whose page
+  text the set lacks is dropped); support label Complete = 1, Incomplete / Partial = 0
+  (Missing / N/A and claims left without evidence text are left out of ``support_claims``);
   informativeness Very relevant = 1, else 0.
 - ``haluquestqa_answers``: each of the two answers of a question, with whether an expert marked an
   incomplete-answer span in it and whether one marked an irrelevant span.
@@ -20,6 +21,7 @@ import csv
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -122,14 +124,20 @@ class Claim:
         return int(self.informativeness == "Very relevant")
 
 
+def evidence_passages(raw: Iterable[object]) -> tuple[str, ...]:
+    """The text of each cited passage without its ``[n] URL`` head; a citation whose page text
+    is missing (only the head, as for about a quarter of the claims) is no evidence and is
+    dropped, so a claim cited to URLs only has no evidence."""
+    texts = (_EVIDENCE_HEAD.sub("", e).strip() for e in raw if isinstance(e, str))
+    return tuple(t for t in texts if t)
+
+
 def expertqa_claims(root: Path) -> list[Claim]:
     out: list[Claim] = []
     with (root / "expertqa_val" / "claims_val.jsonl").open(encoding="utf-8") as fh:
         for line in fh:
             r = json.loads(line)
-            evidence = tuple(
-                _EVIDENCE_HEAD.sub("", e).strip() for e in (r.get("evidence") or []) if e.strip()
-            )
+            evidence = evidence_passages(r.get("evidence") or [])
             group = str(r["q_index"])
             out.append(
                 Claim(
@@ -151,7 +159,7 @@ def support_claims(claims: list[Claim]) -> list[Claim]:
 
 
 def expertqa_rows(claims: list[Claim]) -> list[LabelRow]:
-    """Support rows (faithfulness with ``claim``) and informativeness rows (answer_relevancy)."""
+    """Support rows: faithfulness with ``claim``, the claim against its cited evidence."""
     rows = [
         LabelRow(
             "faithfulness",
@@ -214,10 +222,13 @@ def haluquestqa_answers(root: Path) -> list[LongAnswer]:
 
 
 def haluquestqa_rows(answers: list[LongAnswer]) -> list[LabelRow]:
-    """Completeness rows without reference (label 1 = no incomplete-answer span)."""
+    """Completeness rows without reference (label 1 = no incomplete-answer span) and answer
+    relevancy rows (label 1 = no irrelevance span)."""
     return [
-        LabelRow(
-            "completeness", a.question, 1 - a.incomplete, answer=a.answer, group=f"hq{a.group}"
-        )
+        LabelRow(dimension, a.question, label, answer=a.answer, group=f"hq{a.group}")
         for a in answers
+        for dimension, label in (
+            ("completeness", 1 - a.incomplete),
+            ("answer_relevancy", 1 - a.irrelevant),
+        )
     ]

@@ -1,9 +1,12 @@
 """Claim support: the claims x chunks matrix of support probabilities and per-claim verdicts.
 
 ``M[i][j] = support.proba(support_features(claim_i, chunk_j))``: the fitted probability that
-chunk j supports claim i, from that pair alone. The decision threshold is folded into the
-model's intercept at fitting time, so ``M >= 0.5`` is the decision (the threshold
-``ragjudge.judges.prefix`` uses). A claim's verdict uses its best chunk:
+chunk j supports claim i, from that pair alone, capped by the rules of
+``features.RULE_FEATURES``: at ``PARTIAL_CAP`` (partial) when the chunk lacks some of the
+claim's numbers, at ``UNSUPPORTED_CAP`` when it lacks all of them or flips the claim's negation.
+The decision threshold is folded into the model's intercept at fitting time, so ``M >= 0.5``
+is the decision (the threshold ``ragjudge.judges.prefix`` uses). A claim's verdict uses its
+best chunk:
 ``supported`` if max_j M >= 0.5, ``partial`` if it is in [PARTIAL_FLOOR, 0.5), else
 ``unsupported``; ``supporting_chunks`` are the chunks with M >= 0.5 (the best one for partial).
 """
@@ -19,6 +22,11 @@ from ragjudge.judges.prefix import SUPPORT_THRESHOLD
 from ragjudge.schema import ClaimVerdict, Verdict
 
 PARTIAL_FLOOR = 0.35
+PARTIAL_CAP = 0.45
+"""The most support a chunk can give a claim some of whose numbers it lacks (partial)."""
+UNSUPPORTED_CAP = 0.3
+"""The most support a chunk can give a claim whose numbers it all lacks or whose negation it
+flips (unsupported: below ``PARTIAL_FLOOR``)."""
 VERDICT_CREDIT = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
 """Credit per verdict (the LLM judges' formula): score = mean credit."""
 
@@ -39,7 +47,10 @@ def support_matrix(
     if not claims or not chunks:
         return np.zeros((len(claims), len(chunks))), feats
     probs = model.proba(feats.reshape(-1, len(SUPPORT_FEATURES))).reshape(len(claims), -1)
-    return probs, feats
+    num_miss = feats[:, :, SUPPORT_FEATURES.index("num_miss")]
+    neg = feats[:, :, SUPPORT_FEATURES.index("neg_mismatch")]
+    cap = np.where((num_miss >= 1.0) | (neg > 0), UNSUPPORTED_CAP, PARTIAL_CAP)
+    return np.where((num_miss > 0) | (neg > 0), np.minimum(probs, cap), probs), feats
 
 
 def verdict(p: float, *, partial: bool = True) -> Verdict:
