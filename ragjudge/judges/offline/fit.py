@@ -8,6 +8,7 @@ Labels file (JSONL, or CSV with a header), one labelled item per row:
     contexts    list of strings (JSONL), or in CSV a JSON list or one plain string
     reference   optional reference answer (context_recall needs it)
     claim       optional: for faithfulness, the ONE claim of the answer that the label is about
+                (``[3]``-style citation markers are removed, as the judges remove them)
     label       1/0, yes/no, true/false, a number in [0, 1] (>= 0.5 is yes), or 1..5 (>= 4 is yes)
     group       optional: rows with the same group stay in the same cross-validation fold
                 (e.g. the question id)
@@ -68,7 +69,12 @@ from ragjudge.judges.offline.features import (
     support_features,
 )
 from ragjudge.judges.offline.params import LogisticModel, Params, load_params
-from ragjudge.judges.offline.segment import claims, question_aspects, reference_points
+from ragjudge.judges.offline.segment import (
+    claims,
+    question_aspects,
+    reference_points,
+    strip_citations,
+)
 from ragjudge.judges.offline.support import support_matrix
 
 DIMENSIONS = (
@@ -247,7 +253,7 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
         chunks = row.contexts
         profiles_as_units = False
     else:
-        points = [row.claim] if row.claim else claims(row.answer)
+        points = [strip_citations(row.claim)] if row.claim else claims(row.answer)
         chunks = row.contexts
         profiles_as_units = False
     if not points:

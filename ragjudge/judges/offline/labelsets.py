@@ -6,7 +6,8 @@ an item's part is ``held_out`` when ``sha256(f"{set}:{group}")`` mod 100 < ``HEL
 where ``group`` is the question (so no question is in both parts).
 
 - ``wikieval_pairs``: 150 pairwise items (faithfulness, answer_relevance, context_relevance).
-- ``expertqa_claims``: claims with the text of their cited evidence (a citation whose page
+- ``expertqa_claims``: claims (citation markers removed, as the judges remove them) with the
+  text of their cited evidence (a citation whose page
   text the set lacks is dropped); support label Complete = 1, Incomplete / Partial = 0
   (Missing / N/A and claims left without evidence text are left out of ``support_claims``);
   informativeness Very relevant = 1, else 0.
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from ragjudge.judges.offline.fit import LabelRow
+from ragjudge.judges.offline.segment import strip_citations
 
 HELD_OUT_PERCENT = 30
 Part = Literal["dev", "held_out"]
@@ -142,7 +144,7 @@ def expertqa_claims(root: Path) -> list[Claim]:
             out.append(
                 Claim(
                     question=r["question"],
-                    claim=r["claim"],
+                    claim=strip_citations(r["claim"]),
                     evidence=evidence,
                     support=r.get("support") or "",
                     informativeness=r.get("informativeness"),
