@@ -33,6 +33,7 @@ import os
 import pickle
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -327,10 +328,7 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
 def balanced(sources: dict[str, list[L.LabelRow]]) -> list[L.LabelRow]:
     """All rows, weighted so that each source has the same total weight in each dimension
     (531 ExpertQA claims must not drown 56 WikiEval answers in the support model)."""
-    counts: dict[tuple[str, str], int] = {}
-    for name, rows in sources.items():
-        for r in rows:
-            counts[name, r.dimension] = counts.get((name, r.dimension), 0) + 1
+    counts = Counter((name, r.dimension) for name, rows in sources.items() for r in rows)
     out: list[L.LabelRow] = []
     for name, rows in sources.items():
         for r in rows:

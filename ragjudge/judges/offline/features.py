@@ -125,10 +125,10 @@ RULE_FEATURES: dict[str, frozenset[str]] = {"support": frozenset({"num_miss", "n
 """Features applied as rules, not weighed: fitting holds their coefficients at 0 and
 ``support.support_matrix`` caps the probability instead (a chunk that lacks some of the claim's
 numbers supports it at most partly; one that lacks all of them or flips its negation does not
-support it). Faithfulness is to the context given, so this is
-what the words mean, and the public labels cannot estimate it: they hold few such claims, and
-ExpertQA's evidence is an excerpt of the page the experts read, so a number missing from the
-excerpt is no sign of an unsupported claim there."""
+support it). Faithfulness is to the context given, so this is what the words mean, and the
+public labels cannot estimate it: they hold few such claims, and ExpertQA's evidence is an
+excerpt of the page the experts read, so a number missing from the excerpt is no sign of an
+unsupported claim there."""
 
 _SUFFIXES = (
     "ations",

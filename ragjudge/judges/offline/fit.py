@@ -309,35 +309,45 @@ def _solve(
     lam: float,
     beta0: np.ndarray,
     b0: float,
-    bounds: list[tuple[float | None, float | None]],
+    bounds: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, float]:
-    """(beta, b) minimising the objective of the module docstring (``w`` sums to 1)."""
-    from scipy.optimize import minimize
+    """(beta, b) minimising the objective of the module docstring (``w`` sums to 1), each
+    coefficient within ``bounds`` = (lower, upper); the intercept is free."""
+    from scipy.optimize import Bounds, minimize
+    from scipy.special import expit
 
     def objective(theta: np.ndarray) -> tuple[float, np.ndarray]:
         beta, b = theta[:-1], theta[-1]
         eta = z @ beta + b
-        p = 1.0 / (1.0 + np.exp(-np.clip(eta, -30, 30)))
         loss = float(w @ (np.logaddexp(0.0, eta) - y * eta))
         diff = beta - beta0
-        r = w * (p - y)
+        r = w * (expit(eta) - y)
         grad = np.append(z.T @ r + lam * diff, r.sum())
         return loss + 0.5 * lam * float(diff @ diff), grad
 
-    start = np.append(np.clip(beta0, *_bound_arrays(bounds)), b0)
-    res = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=[*bounds, (None, None)])
+    lo, hi = bounds
+    start = np.append(np.clip(beta0, lo, hi), b0)
+    box = Bounds(np.append(lo, -np.inf), np.append(hi, np.inf))
+    res = minimize(objective, start, jac=True, method="L-BFGS-B", bounds=box)
     return res.x[:-1], float(res.x[-1])
 
 
-def _bound_arrays(bounds: list[tuple[float | None, float | None]]) -> tuple[np.ndarray, np.ndarray]:
-    lo = np.array([-np.inf if a is None else a for a, _ in bounds])
-    hi = np.array([np.inf if b is None else b for _, b in bounds])
-    return lo, hi
+def _coef_bounds(
+    features: Sequence[str], signs: dict[str, int], fixed: frozenset[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) per coefficient: [0, inf) for sign +1, (-inf, 0] for -1, free for 0 or
+    absent, [0, 0] for a fixed feature."""
+    sign = np.array([signs.get(f, 0) for f in features])
+    lo = np.where(sign > 0, 0.0, -np.inf)
+    hi = np.where(sign < 0, 0.0, np.inf)
+    held = np.array([f in fixed for f in features], dtype=bool)
+    return np.where(held, 0.0, lo), np.where(held, 0.0, hi)
 
 
 def _weighted_log_loss(y: np.ndarray, p: np.ndarray, w: np.ndarray) -> float:
-    p = np.clip(p, 1e-6, 1 - 1e-6)
-    return float(-(w * (y * np.log(p) + (1 - y) * np.log(1 - p))).sum() / w.sum())
+    from sklearn.metrics import log_loss
+
+    return float(log_loss(y, np.clip(p, 1e-6, 1 - 1e-6), sample_weight=w, labels=[0, 1]))
 
 
 def _one_se_choice(
@@ -374,6 +384,8 @@ def fit_logistic(
     zero without one), coefficients bounded by ``signs`` (+1 >= 0, -1 <= 0, 0 or absent free),
     the ``fixed`` features' coefficients held at 0, lambda chosen by grouped cross-validated
     log loss (``_one_se_choice``)."""
+    from scipy.special import expit
+
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale < 1e-9] = 1.0
@@ -385,17 +397,7 @@ def fit_logistic(
     else:
         beta0 = np.zeros(x.shape[1])
         b0 = float(np.log((w @ y + 1e-3) / (w @ (1 - y) + 1e-3)))
-    bounds: list[tuple[float | None, float | None]] = [
-        (0.0, None)
-        if (signs or {}).get(f, 0) > 0
-        else (None, 0.0)
-        if (signs or {}).get(f, 0) < 0
-        else (None, None)
-        for f in features
-    ]
-    bounds = [
-        (0.0, 0.0) if f in fixed else bound for f, bound in zip(features, bounds, strict=True)
-    ]
+    bounds = _coef_bounds(features, signs or {}, fixed)
     folds = _folds(y, groups, k, seed)
 
     def oof(lam: float) -> np.ndarray:
@@ -404,7 +406,7 @@ def fit_logistic(
             train = np.setdiff1d(np.arange(len(y)), test)
             wt = w[train] / w[train].sum()
             beta, b = _solve(z[train], y[train], wt, lam, beta0, b0, bounds)
-            pred[test] = 1.0 / (1.0 + np.exp(-np.clip(z[test] @ beta + b, -30, 30)))
+            pred[test] = expit(z[test] @ beta + b)
         return pred
 
     preds = {lam: oof(lam) for lam in LAMBDA_GRID}
