@@ -10,7 +10,8 @@ Incomplete/Partial, with the text of their cited evidence) plus WikiEval faithfu
 incomplete 0) plus HaluQuestQA answers (no irrelevance span 1 / span 0); ``aspect`` on
 HaluQuestQA answers (no incomplete-answer span 1 / span 0); ``chunk`` on WikiEval
 context-relevance contexts (focused 1 / padded 0). Each source has the same total weight in a
-model (``balanced``). ``--write`` saves the result as the package's ``params/v1.json``.
+model (``balanced``). ``--write`` saves the result as the package's ``params/v2.json``. The
+prior is always the hand-set ``params/v0-hand.json``, so a rerun reproduces the shipped file.
 
 Measured on each part, with 95% bootstrap intervals (2,000 resamples of items, seed 0):
 WikiEval pairwise accuracy (ties count 1/2) for faithfulness, answer relevance and context
@@ -48,7 +49,12 @@ from ragjudge.judges.offline import labelsets as L  # noqa: E402
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.features import profile, stems  # noqa: E402
 from ragjudge.judges.offline.fit import refit  # noqa: E402
-from ragjudge.judges.offline.params import DEFAULT_PARAMS, Params, load_params  # noqa: E402
+from ragjudge.judges.offline.params import (  # noqa: E402
+    DEFAULT_PARAMS,
+    PRIOR_PARAMS,
+    Params,
+    load_params,
+)
 from ragjudge.judges.offline.support import support_matrix  # noqa: E402
 from ragjudge.schema import JudgeInput, JudgeResult  # noqa: E402
 
@@ -351,8 +357,8 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
     rows = balanced(sources)
     return refit(
         rows,
-        version="v1",
-        base=load_params(),
+        version="v2",
+        base=load_params(PRIOR_PARAMS),
         description="fitted by bench/fit_offline_judges.py on the dev parts of WikiEval, "
         "ExpertQA (validation claims) and HaluQuestQA",
         provenance={
@@ -366,7 +372,7 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--write", action="store_true", help="save the fit as params/v1.json")
+    ap.add_argument("--write", action="store_true", help="save the fit as params/v2.json")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--quick", action="store_true", help="a quarter of ExpertQA / HaluQuestQA")
     ap.add_argument("--eval-only", action="store_true", help="measure the bundled params")

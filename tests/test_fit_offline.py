@@ -18,6 +18,7 @@ from ragjudge.judges.offline.fit import fit_logistic, parse_label, read_labels
 from ragjudge.judges.offline.params import (
     DEFAULT_PARAMS,
     MODEL_FEATURES,
+    PRIOR_PARAMS,
     LogisticModel,
     Params,
     load_params,
@@ -236,6 +237,12 @@ def test_bundled_params_are_fitted_not_hand_set() -> None:
             assert coef * sign >= 0, (name, feature)
         for feature in RULE_FEATURES.get(name, ()):
             assert model.coef[model.features.index(feature)] == 0.0
+
+
+def test_prior_is_hand_set_and_loads() -> None:
+    prior = load_params(PRIOR_PARAMS)
+    assert prior.version == "v0-hand" and "fitted_models" not in prior.provenance
+    assert prior.version != load_params().version
 
 
 def test_url_only_citations_are_no_evidence() -> None:

@@ -91,6 +91,30 @@ async def test_faithfulness_negation_and_names() -> None:
     )
 
 
+async def test_dates_and_names_must_match_for_full_support() -> None:
+    judge = OfflineFaithfulnessJudge()
+    launch = "The probe was launched on Sunday, 30 July 2023 from Sriharikota, India."
+    q = "When was the probe launched?"
+    same = await judge.judge(
+        item("The probe was launched on Sunday, 30 July 2023.", [launch], question=q)
+    )
+    other_day = await judge.judge(
+        item("The probe was launched on Monday, 30 August 2023.", [launch], question=q)
+    )
+    assert same.evidence.claims[0].verdict == "supported"
+    assert other_day.evidence.claims[0].verdict != "supported"
+    assert other_day.evidence.features["num_miss"] > 0
+    # the verb "may" is no month
+    hedged = await judge.judge(item("The tower may be 330 metres tall."))
+    assert hedged.evidence.features["num_miss"] == 0.0
+    # one name of three missing: the words and the embedding alone would call it supported
+    cast = "Christopher Nolan directed Oppenheimer. Cillian Murphy stars as J. Robert Oppenheimer."
+    right = await judge.judge(item("Cillian Murphy stars as J. Robert Oppenheimer.", [cast]))
+    wrong = await judge.judge(item("Brad Pitt stars as J. Robert Oppenheimer.", [cast]))
+    assert right.evidence.claims[0].verdict == "supported"
+    assert wrong.evidence.claims[0].verdict == "partial"
+
+
 async def test_faithfulness_statuses() -> None:
     judge = OfflineFaithfulnessJudge()
     abstain = await judge.judge(item("I don't know."))

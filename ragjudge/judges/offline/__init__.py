@@ -1,5 +1,5 @@
 """Offline judges (the embedded default): the bundled embedding model plus lexical evidence,
-with weights and thresholds fitted on human labels (``params/v1.json``, refit with
+with weights and thresholds fitted on human labels (``params/v2.json``, refit with
 ``ragjudge fit-judges``). Importing this package registers all five under backend "offline".
 
 See docs/judges.md, "Offline judges: how they work and how well they agree with people".

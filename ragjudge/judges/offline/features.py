@@ -8,11 +8,14 @@ Support of a claim by a chunk (``support_features``), on the chunk's sentence un
 windows of two adjacent units:
 
 - ``cos_max``: max cosine between the claim and a unit or window;
+- ``cos_chunk``: cosine between the claim and the whole chunk (the encoder reads its first 256
+  word pieces): support spread over the chunk rather than in one unit;
 - ``lex_best``: share of the claim's content-word stems found in the best (by cosine) unit;
 - ``lex_max``: the same share, maximised over units and windows;
 - ``lex_chunk``: the same share in the whole chunk;
 - ``bigram``: share of the claim's adjacent content-stem pairs found adjacent in the chunk;
-- ``num_miss``: share of the claim's numbers (digits or number words, years) not in the chunk;
+- ``num_miss``: share of the claim's numbers and dates (digits, number words, years, month and
+  weekday names: ``quantities``) not in the chunk;
 - ``ent_miss``: share of the claim's names (capitalised, non-initial tokens) not in the chunk;
 - ``neg_mismatch``: 1 when exactly one of the claim and its best unit is negated;
 - ``claim_len``: log(1 + content words of the claim).
@@ -46,6 +49,7 @@ from ragjudge.text import STOP_WORDS, content_words, numbers, split_sentences, t
 
 SUPPORT_FEATURES = (
     "cos_max",
+    "cos_chunk",
     "lex_best",
     "lex_max",
     "lex_chunk",
@@ -82,6 +86,7 @@ CHUNK_FEATURES = (
 FEATURE_SIGNS: dict[str, dict[str, int]] = {
     "support": {
         "cos_max": 1,
+        "cos_chunk": 1,
         "lex_best": 1,
         "lex_max": 1,
         "lex_chunk": 1,
@@ -124,11 +129,11 @@ labels would have it raise support, which would rate a short, fully matched clai
 RULE_FEATURES: dict[str, frozenset[str]] = {"support": frozenset({"num_miss", "neg_mismatch"})}
 """Features applied as rules, not weighed: fitting holds their coefficients at 0 and
 ``support.support_matrix`` caps the probability instead (a chunk that lacks some of the claim's
-numbers supports it at most partly; one that lacks all of them or flips its negation does not
-support it). Faithfulness is to the context given, so this is what the words mean, and the
-public labels cannot estimate it: they hold few such claims, and ExpertQA's evidence is an
-excerpt of the page the experts read, so a number missing from the excerpt is no sign of an
-unsupported claim there."""
+numbers and dates supports it at most partly; one that lacks all of them or flips its negation
+does not support it; ``ent_miss`` is weighed and also caps at partly). Faithfulness is to the
+context given, so this is what the words mean, and the public labels cannot estimate it: they
+hold few such claims, and ExpertQA's evidence is an excerpt of the page the experts read, so a
+number missing from the excerpt is no sign of an unsupported claim there."""
 
 _SUFFIXES = (
     "ations",
@@ -156,6 +161,10 @@ _NAME = re.compile(r"\b[A-Z][a-zA-Z0-9'-]+")
 _MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
 )
+_DATE_WORD = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December"
+    r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
+)
 _REASON_CUES = frozenset(
     "because due cause caused causes reason result resulted since therefore owing so led".split()
 )
@@ -182,6 +191,13 @@ def number_set(text: str) -> set[str]:
     out = numbers(text)
     out.update(_NUMBER_WORDS[t] for t in tokens(text) if t in _NUMBER_WORDS)
     return out
+
+
+def quantities(text: str) -> set[str]:
+    """``number_set`` plus the month and weekday names written capitalised (so the verb "may"
+    is not a date): the parts of a claim that must match exactly, "30 August" against "30 July"
+    as much as 1925 against 1889."""
+    return number_set(text) | {m.group(0).lower() for m in _DATE_WORD.finditer(text)}
 
 
 def names(text: str) -> set[str]:
@@ -220,6 +236,7 @@ def _share_in(items: Iterable[Hashable], pool: AbstractSet[Hashable]) -> float:
 class TextProfile:
     """A context chunk (or an answer used as one), prepared once: units, windows, word sets."""
 
+    text: str
     units: tuple[str, ...]
     windows: tuple[str, ...]
     unit_stems: tuple[frozenset[str], ...]
@@ -228,6 +245,7 @@ class TextProfile:
     stems: frozenset[str]
     bigrams: frozenset[tuple[str, str]]
     numbers: frozenset[str]
+    """``quantities`` of the text."""
     raw_tokens: frozenset[str]
 
     @property
@@ -245,6 +263,7 @@ def profile(text: str, *, as_units: bool = False) -> TextProfile:
     window_stems = tuple(a | b for a, b in itertools.pairwise(unit_stems))
     all_stems = stems(text)
     return TextProfile(
+        text=text,
         units=units,
         windows=windows,
         unit_stems=unit_stems,
@@ -252,7 +271,7 @@ def profile(text: str, *, as_units: bool = False) -> TextProfile:
         unit_negated=tuple(negated(u) for u in units),
         stems=frozenset(all_stems),
         bigrams=frozenset(_bigrams(all_stems)),
-        numbers=frozenset(number_set(text)),
+        numbers=frozenset(quantities(text)),
         raw_tokens=frozenset(stem(t) for t in tokens(text)),
     )
 
@@ -274,7 +293,9 @@ def support_features(
     if not claims:
         return out
     texts = chunk.texts
-    sims = cache.vectors(claims) @ cache.vectors(list(texts)).T if texts else None
+    claim_vecs = cache.vectors(claims)
+    sims = claim_vecs @ cache.vectors(list(texts)).T if texts else None
+    whole = claim_vecs @ cache.vectors([chunk.text])[0] if chunk.text.strip() else None
     pools = chunk.unit_stems + chunk.window_stems
     n_units = len(chunk.units)
     for i, claim in enumerate(claims):
@@ -290,10 +311,11 @@ def support_features(
             neg_mismatch = float(negated(claim) != chunk.unit_negated[best_unit])
         else:
             cos_max = lex_best = lex_max = neg_mismatch = 0.0
-        nums = number_set(claim)
+        nums = quantities(claim)
         ents = names(claim) - given
         out[i] = (
             cos_max,
+            float(whole[i]) if whole is not None else 0.0,
             lex_best,
             lex_max,
             _share_in(cset, chunk.stems),

@@ -13,7 +13,8 @@ A ``Params`` file holds one logistic model per decision the judges make:
 p = sigmoid(intercept + sum_i coef_i * (x_i - mean_i) / scale_i); the decision is p >= threshold.
 The judges' ``version`` includes the params' ``version``, so refitted parameters change cache keys
 and run manifests. Load order: an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the
-bundled ``params/v1.json``.
+bundled ``params/v2.json``. ``params/v0-hand.json`` holds the hand-set starting values that
+``bench/fit_offline_judges.py`` shrinks the fit towards (the prior; not fitted on any labels).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from ragjudge.judges.offline.features import (
 )
 
 PARAMS_DIR = Path(__file__).resolve().parent / "params"
-DEFAULT_PARAMS = PARAMS_DIR / "v1.json"
+DEFAULT_PARAMS = PARAMS_DIR / "v2.json"
+PRIOR_PARAMS = PARAMS_DIR / "v0-hand.json"
 ENV_VAR = "RAGJUDGE_OFFLINE_PARAMS"
 SCHEMA_VERSION = 1
 
@@ -85,7 +87,7 @@ class LogisticModel(BaseModel):
 
 
 class Params(BaseModel):
-    """All offline models plus provenance. ``version`` names the fit (e.g. ``v1``)."""
+    """All offline models plus provenance. ``version`` names the fit (e.g. ``v2``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -122,7 +124,7 @@ def _load(path: str, mtime: float) -> Params:
 
 
 def load_params(path: str | Path | None = None) -> Params:
-    """The parameters at ``path``, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled v1."""
+    """The parameters at ``path``, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled v2."""
     chosen = Path(path or os.environ.get(ENV_VAR) or DEFAULT_PARAMS)
     if not chosen.is_file():
         raise ConfigError(f"offline judge parameters not found: {chosen}")

@@ -1,9 +1,10 @@
 """Claim support: the claims x chunks matrix of support probabilities and per-claim verdicts.
 
 ``M[i][j] = support.proba(support_features(claim_i, chunk_j))``: the fitted probability that
-chunk j supports claim i, from that pair alone, capped by the rules of
-``features.RULE_FEATURES``: at ``PARTIAL_CAP`` (partial) when the chunk lacks some of the
-claim's numbers, at ``UNSUPPORTED_CAP`` when it lacks all of them or flips the claim's negation.
+chunk j supports claim i, from that pair alone, capped by rules: at ``PARTIAL_CAP`` (partial)
+when the chunk lacks some of the claim's numbers and dates (``features.quantities``) or some of
+its names (``ent_miss`` > 0; that feature is also weighed), at ``UNSUPPORTED_CAP`` when it
+lacks all of the claim's numbers and dates or flips its negation (``features.RULE_FEATURES``).
 The decision threshold is folded into the model's intercept at fitting time, so ``M >= 0.5``
 is the decision (the threshold ``ragjudge.judges.prefix`` uses). A claim's verdict uses its
 best chunk:
@@ -23,7 +24,8 @@ from ragjudge.schema import ClaimVerdict, Verdict
 
 PARTIAL_FLOOR = 0.35
 PARTIAL_CAP = 0.45
-"""The most support a chunk can give a claim some of whose numbers it lacks (partial)."""
+"""The most support a chunk can give a claim some of whose numbers, dates or names it lacks
+(partial)."""
 UNSUPPORTED_CAP = 0.3
 """The most support a chunk can give a claim whose numbers it all lacks or whose negation it
 flips (unsupported: below ``PARTIAL_FLOOR``)."""
@@ -49,8 +51,10 @@ def support_matrix(
     probs = model.proba(feats.reshape(-1, len(SUPPORT_FEATURES))).reshape(len(claims), -1)
     num_miss = feats[:, :, SUPPORT_FEATURES.index("num_miss")]
     neg = feats[:, :, SUPPORT_FEATURES.index("neg_mismatch")]
+    ent_miss = feats[:, :, SUPPORT_FEATURES.index("ent_miss")]
     cap = np.where((num_miss >= 1.0) | (neg > 0), UNSUPPORTED_CAP, PARTIAL_CAP)
-    return np.where((num_miss > 0) | (neg > 0), np.minimum(probs, cap), probs), feats
+    capped = (num_miss > 0) | (neg > 0) | (ent_miss > 0)
+    return np.where(capped, np.minimum(probs, cap), probs), feats
 
 
 def verdict(p: float, *, partial: bool = True) -> Verdict:
