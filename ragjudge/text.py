@@ -71,8 +71,14 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
+def word_matches(text: str) -> list[re.Match[str]]:
+    """The word tokens of ``text`` as matches (original case and position): runs of letters and
+    digits, joined by inner hyphens or apostrophes ("sub-Saharan", "don't")."""
+    return list(_TOKEN.finditer(text))
+
+
 def tokens(text: str) -> list[str]:
-    return [t.lower() for t in _TOKEN.findall(text)]
+    return [m.group(0).lower() for m in word_matches(text)]
 
 
 def content_words(text: str) -> list[str]:

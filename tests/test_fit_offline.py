@@ -88,7 +88,17 @@ def test_bundled_params_load_and_are_versioned() -> None:
     assert set(params.models) == set(MODEL_FEATURES)
     raw = json.loads(DEFAULT_PARAMS.read_text())
     assert raw["schema_version"] == 1 and raw["version"] == params.version
-    assert OfflineFaithfulnessJudge().version.endswith(f"+{params.version}")
+    assert OfflineFaithfulnessJudge().version.endswith(f"+{params.version}.{params.digest}")
+    # a refit saved under the same version name is another judge version (no stale cache hits)
+    support = params.models["support"]
+    other = params.model_copy(
+        update={
+            "models": params.models
+            | {"support": support.model_copy(update={"intercept": support.intercept + 1})}
+        }
+    )
+    assert other.version == params.version and other.digest != params.digest
+    assert OfflineFaithfulnessJudge(params=other).version != OfflineFaithfulnessJudge().version
     broken = dict(raw, models={k: v for k, v in raw["models"].items() if k != "support"})
     with pytest.raises(ValueError, match="support"):
         Params.model_validate(broken)
@@ -115,7 +125,7 @@ def test_fit_judges_cli_refits_and_judges_load_the_result(tmp_path: Path) -> Non
     assert support.coef != load_params().models["support"].coef
 
     judge = OfflineFaithfulnessJudge(params=out)
-    assert judge.version.endswith("+mine-1")
+    assert "+mine-1." in judge.version
 
     async def check() -> None:
         good = await judge.judge(
@@ -135,7 +145,7 @@ def test_env_var_selects_params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     path = tmp_path / "p.json"
     load_params().model_copy(update={"version": "env-7"}).save(path)
     monkeypatch.setenv("RAGJUDGE_OFFLINE_PARAMS", str(path))
-    assert OfflineFaithfulnessJudge().version.endswith("+env-7")
+    assert "+env-7." in OfflineFaithfulnessJudge().version
 
 
 def test_bad_label_rows_name_file_and_line(tmp_path: Path) -> None:

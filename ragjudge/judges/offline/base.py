@@ -5,8 +5,9 @@ a reference-requiring judge without a reference -> ``skipped_missing_reference``
 answer where the answer is judged -> ``invalid_input``; no non-blank context where contexts are
 judged -> ``invalid_input``.
 
-``version`` = ``offline-<ALGORITHM_VERSION>+<params version>``: a change of the code or a refit
-of the parameters changes the version, hence cache keys and run manifests.
+``version`` = ``offline-<ALGORITHM_VERSION>+<params version>.<params digest>``: a change of the
+code or of the parameters (even a refit saved under the same version name) changes the version,
+hence cache keys and run manifests.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ragjudge.judges.offline.features import TextProfile, profile
 from ragjudge.judges.offline.params import Params, load_params
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
-ALGORITHM_VERSION = "1"
+ALGORITHM_VERSION = "2"
 
 
 class OfflineJudge:
@@ -39,7 +40,7 @@ class OfflineJudge:
     ) -> None:
         self.params = params if isinstance(params, Params) else load_params(params)
         self.cache = cache or shared_cache()
-        self.version = f"offline-{ALGORITHM_VERSION}+{self.params.version}"
+        self.version = f"offline-{ALGORITHM_VERSION}+{self.params.version}.{self.params.digest}"
 
     def result(
         self,

@@ -45,7 +45,14 @@ from ragjudge.judges.offline.segment import (
     negated,
     question_aspects,
 )
-from ragjudge.text import STOP_WORDS, content_words, numbers, split_sentences, tokens
+from ragjudge.text import (
+    STOP_WORDS,
+    content_words,
+    numbers,
+    split_sentences,
+    tokens,
+    word_matches,
+)
 
 SUPPORT_FEATURES = (
     "cos_max",
@@ -161,6 +168,7 @@ _NAME = re.compile(r"\b[A-Z][a-zA-Z0-9'-]+")
 _MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
 )
+_WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
 _DATE_WORD = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December"
     r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
@@ -201,15 +209,19 @@ def quantities(text: str) -> set[str]:
 
 
 def names(text: str) -> set[str]:
-    """Lower-cased capitalised tokens that are not sentence-initial and not stop words."""
+    """Stems of the word tokens (``text.tokens``, so they compare with a chunk's tokens) that are
+    capitalised, not sentence-initial, two characters or more, and neither stop words nor
+    month or weekday names (those are ``quantities``): "Beekeepers'" gives ``beekeeper``,
+    "sub-Saharan" is no name."""
     out: set[str] = set()
     for sentence in split_sentences(text):
-        for m in _NAME.finditer(sentence):
-            if m.start() == 0:
+        for m in word_matches(sentence):
+            word = m.group(0)
+            if m.start() == 0 or len(word) < 2 or not word[0].isupper():
                 continue
-            word = m.group(0).lower()
-            if word not in STOP_WORDS and word not in _MONTHS:
-                out.add(stem(word))
+            low = word.lower()
+            if low not in STOP_WORDS and low not in _MONTHS and low not in _WEEKDAYS:
+                out.add(stem(low))
     return out
 
 

@@ -19,6 +19,7 @@ bundled ``params/v2.json``. ``params/v0-hand.json`` holds the hand-set starting 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -108,6 +109,13 @@ class Params(BaseModel):
             if tuple(model.features) != feats:
                 raise ValueError(f"model {name!r} has features {model.features}, need {feats}")
         return self
+
+    @property
+    def digest(self) -> str:
+        """First 8 hex digits of the SHA-256 of the models (canonical JSON): what the judges
+        compute with, whatever the version is called."""
+        blob = json.dumps(self.model_dump(mode="json")["models"], sort_keys=True)
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:8]
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
