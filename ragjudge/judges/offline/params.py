@@ -11,10 +11,11 @@ A ``Params`` file holds one logistic model per decision the judges make:
   precision.
 
 p = sigmoid(intercept + sum_i coef_i * (x_i - mean_i) / scale_i); the decision is p >= threshold.
-The judges' ``version`` includes the params' ``version``, so refitted parameters change cache keys
-and run manifests. Load order: an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the
-bundled ``params/v2.json``. ``params/v0-hand.json`` holds the hand-set starting values that
-``bench/fit_offline_judges.py`` shrinks the fit towards (the prior; not fitted on any labels).
+The judges' ``version`` includes the params' ``version`` and ``digest``, so refitted parameters
+change cache keys and run manifests, even when saved under the same version name. Load order:
+an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled ``params/v2.json``.
+``params/v0-hand.json`` holds the hand-set starting values that ``bench/fit_offline_judges.py``
+shrinks the fit towards (the prior; not fitted on any labels).
 """
 
 from __future__ import annotations
