@@ -169,10 +169,8 @@ _MONTHS = frozenset(
     "january february march april may june july august september october november december".split()
 )
 _WEEKDAYS = frozenset("monday tuesday wednesday thursday friday saturday sunday".split())
-_DATE_WORD = re.compile(
-    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December"
-    r"|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b"
-)
+_DATE_WORDS = _MONTHS | _WEEKDAYS
+_DATE_WORD = re.compile(r"\b(?:" + "|".join(w.capitalize() for w in sorted(_DATE_WORDS)) + r")\b")
 _REASON_CUES = frozenset(
     "because due cause caused causes reason result resulted since therefore owing so led".split()
 )
@@ -220,7 +218,7 @@ def names(text: str) -> set[str]:
             if m.start() == 0 or len(word) < 2 or not word[0].isupper():
                 continue
             low = word.lower()
-            if low not in STOP_WORDS and low not in _MONTHS and low not in _WEEKDAYS:
+            if low not in STOP_WORDS and low not in _DATE_WORDS:
                 out.add(stem(low))
     return out
 
