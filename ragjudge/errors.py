@@ -26,3 +26,25 @@ class DataError(RagjudgeError):
         if self.path is not None:
             where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
         super().__init__(f"{where}{message}")
+
+
+class StateFileError(RagjudgeError):
+    """A state file (run store, LLM cache, vector cache) that cannot be read or written."""
+
+
+def sqlite_file_error(path: str | Path, exc: BaseException) -> StateFileError:
+    """The one-line error for a ``sqlite3`` failure on the state file ``path``.
+
+    A read-only file or folder says so and points at ``RAGJUDGE_HOME``; anything else (``file
+    is not a database``, ``database disk image is malformed``) is a corrupt or truncated file,
+    to be moved aside (a new one is created on the next run)."""
+    msg = str(exc)
+    if "readonly" in msg or "read-only" in msg or "unable to open" in msg:
+        return StateFileError(
+            f"{path}: cannot write ({msg}): the state folder is read-only; "
+            "set RAGJUDGE_HOME to a writable folder"
+        )
+    return StateFileError(
+        f"{path}: not a readable SQLite database ({msg}): the file is corrupt or truncated; "
+        "move it aside and a new one is created on the next run"
+    )

@@ -7,6 +7,7 @@ Heavy libraries (torch, sentence-transformers, openai) are imported inside comma
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -66,24 +67,69 @@ def _root(
 err_console = Console(stderr=True)
 
 
-def main() -> None:
-    """Entry point: user errors become one message and exit code 2, never a traceback."""
+def _where(exc: BaseException) -> str:
+    """``file:line in function`` of the innermost frame of ``exc``'s traceback."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return "unknown place"
+    code = tb.tb_frame.f_code
+    return f"{code.co_filename}:{tb.tb_lineno} in {code.co_name}"
+
+
+def _fail(message: str) -> NoReturn:
+    """Print ``error: message`` (credentials in URLs redacted) on one line and exit 2."""
+    from rich.markup import escape
+
+    from ragjudge.llm.settings import redact_url
+
+    text = escape(redact_url(message))
+    err_console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
+    sys.exit(2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point. Exit codes: 0 success, 1 regressed (``report`` only), 2 bad input or error,
+    3 the budget stopped the run. User errors become one message; an unexpected exception
+    becomes one line (type, message, where) and exit 2, never a traceback, unless
+    ``RAGJUDGE_DEBUG=1`` asks for the traceback."""
+    import os
+
+    import click
+
     try:
         # Without standalone mode click returns (not raises) the code of a typer.Exit.
-        code = app(standalone_mode=False)
-    except RagjudgeError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False)
-        sys.exit(2)
+        code = app(args=argv, standalone_mode=False)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(2)
-        raise
+    except click.ClickException as exc:  # usage errors
+        exc.show()
+        sys.exit(2)
+    except Exception as exc:
+        if os.environ.get("RAGJUDGE_DEBUG", "").strip() not in ("", "0"):
+            raise
+        _fail(_describe(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _describe(exc: Exception) -> str:
+    """The one-line message of an exception that reached the entry point."""
+    import sqlite3
+
+    if isinstance(exc, RagjudgeError):
+        return str(exc)
+    if isinstance(exc, OSError) and exc.filename is not None:
+        return f"{exc.filename}: {exc.strerror or exc}"
+    if isinstance(exc, sqlite3.DatabaseError):
+        return (
+            f"a state file under RAGJUDGE_HOME is unusable ({type(exc).__name__}: {exc}; at "
+            f"{_where(exc)}); set RAGJUDGE_DEBUG=1 for the traceback"
+        )
+    return (
+        f"internal error {type(exc).__name__}: {exc} (at {_where(exc)}); please report it; "
+        "set RAGJUDGE_DEBUG=1 for the traceback"
+    )

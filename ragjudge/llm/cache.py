@@ -4,7 +4,8 @@ Key: SHA-256 of the canonical JSON of (model, sampling parameters, prompt name a
 rendered messages, schema JSON). Value: the raw texts of the choices and the usage. The API
 key never enters the key or the value. Each write is its own transaction, so concurrent
 workers (threads or processes) and a crash leave the file consistent; a crashed run resumes
-paying only for the calls it had not finished. Only successful calls are stored.
+paying only for the calls it had not finished. Only successful calls are stored. A corrupt,
+truncated or read-only file raises ``StateFileError`` naming it.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ import json
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from ragjudge.errors import sqlite_file_error
 from ragjudge.home import state_path
 
 _SCHEMA = """
@@ -74,16 +78,26 @@ class LLMCache:
         self.path = Path(path) if path is not None else state_path("cache.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(
-            self.path, timeout=30.0, check_same_thread=False, isolation_level=None
-        )
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=30000")
-        self._db.execute(_SCHEMA)
+        with self._guard():
+            self._db = sqlite3.connect(
+                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=30000")
+            self._db.execute(_SCHEMA)
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """The lock held and a ``sqlite3`` failure turned into an error naming the file."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.DatabaseError as exc:
+                raise sqlite_file_error(self.path, exc) from None
 
     def get(self, key: str) -> CachedCall | None:
-        with self._lock:
+        with self._guard():
             row = self._db.execute(
                 "SELECT texts, prompt_tokens, completion_tokens, estimated "
                 "FROM llm_cache WHERE key = ?",
@@ -99,7 +113,7 @@ class LLMCache:
         )
 
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
-        with self._lock:
+        with self._guard():
             self._db.execute(
                 "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -115,16 +129,16 @@ class LLMCache:
             )
 
     def delete(self, key: str) -> None:
-        with self._lock:
+        with self._guard():
             self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._guard():
             return int(self._db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])
 
     def stats(self) -> dict[str, Any]:
         """Entries per (model, prompt)."""
-        with self._lock:
+        with self._guard():
             rows = self._db.execute(
                 "SELECT model, prompt, COUNT(*) FROM llm_cache GROUP BY model, prompt"
             ).fetchall()

@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.llm.backend import BackendError, Completion
-from ragjudge.llm.settings import LLMSettings
+from ragjudge.llm.settings import LLMSettings, redact_url
 
 if TYPE_CHECKING:
     import httpx
@@ -63,7 +63,9 @@ class OpenAIBackend:
 
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
-        self.endpoint = settings.base_url.rstrip("/")
+        self.endpoint = settings.display_url.rstrip("/")
+        """The base URL without credentials: what errors, ledgers and limiter keys show."""
+        self._url = settings.base_url.rstrip("/")
         self.model = settings.model
         self._key = settings.key_value()  # raises ConfigError for a remote endpoint w/o key
         self._current: tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI] | None = None
@@ -78,7 +80,7 @@ class OpenAIBackend:
         # a new event loop (e.g. a later asyncio.run): connections of the old one are unusable
         cap = self.settings.max_concurrency
         client = openai.AsyncOpenAI(
-            base_url=self.endpoint,
+            base_url=self._url,
             api_key=self._key,
             max_retries=0,
             timeout=self.settings.timeout,
@@ -121,7 +123,8 @@ class OpenAIBackend:
         except Exception as exc:  # a body the SDK cannot decode, a broken stream
             raise BackendError(
                 "provider_error",
-                f"malformed response from {self.endpoint}: {type(exc).__name__}: {exc}",
+                f"malformed response from {self.endpoint}: {type(exc).__name__}: "
+                f"{redact_url(str(exc))}",
                 retryable=True,
             ) from None
         if not getattr(resp, "choices", None):
@@ -151,7 +154,7 @@ class OpenAIBackend:
             )
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
-            why = f"{type(cause).__name__}: {cause}" if cause else str(exc)
+            why = redact_url(f"{type(cause).__name__}: {cause}" if cause else str(exc))
             return BackendError(
                 "provider_error",
                 f"cannot reach the LLM endpoint {url} ({why}); is the server running? "
@@ -159,9 +162,9 @@ class OpenAIBackend:
                 retryable=True,
             )
         if not isinstance(exc, openai.APIStatusError):
-            return BackendError("provider_error", f"{url}: {exc}", retryable=True)
+            return BackendError("provider_error", f"{url}: {redact_url(str(exc))}", retryable=True)
         status = exc.status_code
-        detail = _detail(exc)
+        detail = redact_url(_detail(exc))
         low = detail.lower()
         wait = retry_after(exc.response.headers)
         if status == 429:

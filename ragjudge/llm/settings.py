@@ -2,12 +2,14 @@
 
 Precedence: explicit overrides > ``RAGJUDGE_*`` variables > ``OPENAI_*`` variables > defaults.
 The API key is a ``SecretStr``: it is never printed, logged, cached or stored (``repr`` and
-``safe_dict`` hide it).
+``safe_dict`` hide it). Credentials written into the base URL (``https://user:key@host/v1``)
+are used for the connection only: every printed or stored form is ``display_url``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Any, Literal
 from urllib.parse import urlparse
 
@@ -38,6 +40,16 @@ _ENV: dict[str, tuple[str, ...]] = {
     "backoff_initial": ("RAGJUDGE_BACKOFF",),
     "backoff_max": ("RAGJUDGE_BACKOFF_MAX",),
 }
+
+
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the credentials of every URL in it replaced: ``https://user:key@host/v1``
+    -> ``https://***@host/v1``. Used wherever a base URL is printed or stored (settings shown by
+    ``llm check``, endpoint names in errors, ledgers and limiter keys, error lines)."""
+    return _USERINFO.sub(r"\1***@", text)
 
 
 def _is_local(url: str) -> bool:
@@ -110,6 +122,15 @@ class LLMSettings(BaseModel):
             for name in names
         )
 
+    def __repr_args__(self) -> Any:
+        for name, value in super().__repr_args__():
+            yield name, (self.display_url if name == "base_url" else value)
+
+    @property
+    def display_url(self) -> str:
+        """The base URL without its credentials (``redact_url``): the form to print or store."""
+        return redact_url(self.base_url)
+
     @property
     def is_local(self) -> bool:
         return _is_local(self.base_url)
@@ -122,13 +143,14 @@ class LLMSettings(BaseModel):
         if self.is_local:
             return NO_KEY
         raise ConfigError(
-            f"no API key for the LLM endpoint {self.base_url}: set OPENAI_API_KEY "
+            f"no API key for the LLM endpoint {self.display_url}: set OPENAI_API_KEY "
             "(or RAGJUDGE_API_KEY), or point OPENAI_BASE_URL at a local server "
             "(vLLM, Ollama, llama.cpp, LiteLLM); without either, ragjudge runs offline judges"
         )
 
     def safe_dict(self) -> dict[str, Any]:
-        """The settings without the key (for manifests and logs)."""
+        """The settings without the key or URL credentials (for manifests and logs)."""
         out = self.model_dump(exclude={"api_key"})
+        out["base_url"] = self.display_url
         out["api_key_set"] = self.api_key is not None
         return out

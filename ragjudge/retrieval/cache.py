@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ragjudge.errors import sqlite_file_error
 from ragjudge.home import state_path
 
 
@@ -28,10 +29,14 @@ class VectorCache:
         self.path = state_path("embeddings", f"{_safe(model)}.{kind}.sqlite")
         self.dtype = np.float32 if kind == "pooled" else np.float16
         self._db = sqlite3.connect(self.path, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vec (hash TEXT PRIMARY KEY, rows INT, dim INT, data BLOB)"
-        )
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS vec (hash TEXT PRIMARY KEY, rows INT, dim INT, "
+                "data BLOB)"
+            )
+        except sqlite3.DatabaseError as exc:
+            raise sqlite_file_error(self.path, exc) from None
         self.encoded = 0
         """Texts encoded (cache misses) by this instance."""
 

@@ -13,20 +13,24 @@ Contract (stable; the regression report and calibration read runs through it):
   (run, case, k, metric)``, ``ledger (run, seq)`` (one line per LLM call), ``tags (run, tag)``.
 
 A store file another process keeps locked past ``busy_timeout`` seconds raises
-``StoreLockedError`` naming the file, never a raw ``sqlite3`` error.
+``StoreLockedError`` naming the file, never a raw ``sqlite3`` error; a corrupt or truncated file
+raises ``StateFileError`` naming it. In a read-only folder the store opens read-only
+(``immutable``; an absent file reads as an empty store): reading commands work, and the first
+write raises ``StateFileError`` naming the file.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ragjudge.errors import ConfigError, RagjudgeError
+from ragjudge.errors import ConfigError, RagjudgeError, sqlite_file_error
 from ragjudge.home import state_path
 from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest
 
@@ -130,15 +134,22 @@ class RunStore:
 
     def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 10.0) -> None:
         self.path = Path(path) if path is not None else state_path("runs.sqlite")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.busy_timeout = busy_timeout
-        self._conn = sqlite3.connect(
-            self.path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = not os.access(self.path.parent, os.W_OK) or (
+            self.path.exists() and not os.access(self.path, os.W_OK)
         )
+        self._conn = self._open_read_only() if self.read_only else self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False
+        )
+        self._conn = conn
         with self._locked():
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
             with self._tx() as cur:
                 for stmt in _SCHEMA.split(";"):
                     if stmt.strip():
@@ -147,6 +158,25 @@ class RunStore:
                     "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
                 )
+        return conn
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        """The store of a read-only folder: the file opened ``immutable`` (no -wal/-shm
+        written), or, when there is no file, an empty in-memory store; writes are refused."""
+        if self.path.exists():
+            conn = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?immutable=1",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+        else:
+            conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            conn.executescript(_SCHEMA)
+        conn.execute("PRAGMA query_only=ON")
+        self._conn = conn
+        self._query("SELECT COUNT(*) FROM runs")  # a corrupt file fails here, named
+        return conn
 
     # ------------------------------------------------------------------ plumbing
 
@@ -163,7 +193,7 @@ class RunStore:
     def _locked(self) -> Iterator[None]:
         try:
             yield
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:
             msg = str(exc)
             if "locked" in msg or "busy" in msg:
                 raise StoreLockedError(
@@ -171,7 +201,9 @@ class RunStore:
                     f"{self.busy_timeout:g} s); wait for it to finish or use another "
                     "RAGJUDGE_HOME"
                 ) from exc
-            raise
+            if self.read_only and ("readonly" in msg or "query_only" in msg):
+                raise sqlite_file_error(self.path, sqlite3.OperationalError("readonly")) from None
+            raise sqlite_file_error(self.path, exc) from None
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Cursor]:

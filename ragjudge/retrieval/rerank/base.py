@@ -13,7 +13,7 @@ import sqlite3
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from ragjudge.errors import ConfigError, DataError
+from ragjudge.errors import ConfigError, DataError, sqlite_file_error
 from ragjudge.home import state_path
 from ragjudge.schema import Document, Ranking
 
@@ -26,13 +26,17 @@ class ScoreCache:
     def __init__(self, model: str) -> None:
         self.model = model
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(state_path("rerank.sqlite"), check_same_thread=False)
-        with self._lock, self._db:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS scores (model TEXT, query TEXT, doc TEXT, score REAL, "
-                "PRIMARY KEY (model, query, doc))"
-            )
+        path = state_path("rerank.sqlite")
+        self._db = sqlite3.connect(path, check_same_thread=False)
+        try:
+            with self._lock, self._db:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS scores (model TEXT, query TEXT, doc TEXT, "
+                    "score REAL, PRIMARY KEY (model, query, doc))"
+                )
+        except sqlite3.DatabaseError as exc:
+            raise sqlite_file_error(path, exc) from None
         self.hits = 0
         self.misses = 0
 
