@@ -102,8 +102,8 @@ def test_nightly_sweeps_then_report_flags_a_coverage_drop(llm_env, tmp_path):
     assert flagged, data["metrics"]
     assert all(m["current_coverage"] < m["baseline_coverage"] for m in flagged)
     assert "coverage fell" in flagged[0]["reason"]
-    # retrieval did not change (same BM25 on the same data): never flagged
-    assert all(m["verdict"] == "unchanged" for m in data["metrics"] if m["kind"] == "retrieval")
+    # retrieval did not change (same BM25 on the same data): identical, never tested or flagged
+    assert all(m["verdict"] == "identical" for m in data["metrics"] if m["kind"] == "retrieval")
 
     with RunStore(home / "runs.sqlite") as store:
         statuses = {r.result.status.value for r in store.judge_results(store.resolve("latest"))}

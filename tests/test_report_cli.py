@@ -17,7 +17,18 @@ from ragjudge.store import RetrievalMetric, RunStore, StoredJudgeResult
 N = 40
 
 
-def _write_run(store, run_id, *, started, faith, ndcg, dataset_hash="d1", version="1", tags=()):
+def _write_run(
+    store,
+    run_id,
+    *,
+    started,
+    faith,
+    ndcg,
+    dataset_hash="d1",
+    version="1",
+    tags=(),
+    status="finished",
+):
     store.create_run(
         RunManifest(
             run_id=run_id,
@@ -27,7 +38,7 @@ def _write_run(store, run_id, *, started, faith, ndcg, dataset_hash="d1", versio
             config={},
             ragjudge_version="0.1.0",
             started_at=started,
-            status="finished",
+            status=status,
         )
     )
     results, answers, metrics = [], [], []
@@ -87,6 +98,22 @@ def _report(home, *args):
     )
 
 
+class _Done:
+    def __init__(self, returncode: int, stderr: str):
+        self.returncode, self.stderr = returncode, stderr
+
+
+def _inproc(capsys, monkeypatch, home, *args):
+    """The same command line as ``_report``, run in this process (no interpreter start-up)."""
+    from ragjudge.cli import main
+
+    monkeypatch.setenv("RAGJUDGE_HOME", str(home))
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exc:
+        main(["report", *args])
+    return _Done(int(exc.value.code or 0), capsys.readouterr().err)
+
+
 @pytest.fixture
 def store_home(tmp_path):
     home = tmp_path / "home"
@@ -140,8 +167,10 @@ def test_regression_exits_1_with_movers_and_history(store_home, tmp_path):
     faith = next(m for m in data["metrics"] if m["metric"] == "faithfulness")
     assert faith["verdict"] == "regressed" and faith["ci_high"] < 0
     ndcg = next(m for m in data["metrics"] if m["metric"] == "ndcg")
-    assert ndcg["verdict"] == "unchanged"
-    assert data["drops"] and data["drops"][0]["metric"] == "faithfulness"
+    # identical paired values: no test, outside every family (was "unchanged")
+    assert ndcg["verdict"] == "identical" and ndcg["p_value"] is None
+    assert (faith["role"], ndcg["role"]) == ("primary", "secondary")
+    assert data["moved"] and data["moved"][0]["moves"][0]["metric"] == "faithfulness"
     # history: the three runs on the same data set up to "worse", oldest first
     assert [p["run_id"] for p in data["history"]] == ["base", "same", "worse"]
     assert not (out / "report.html").exists()
@@ -172,6 +201,72 @@ def test_bad_input_exits_2_with_a_clear_message(store_home, tmp_path):
     t = tmp_path / "t.yaml"
     t.write_text("metrics:\n  faithfullness: {min_effect: 0.1}\n")
     proc = _report(store_home, "--run", "worse", "--baseline", "base", "--thresholds", str(t))
-    assert proc.returncode == 2 and "unknown metrics: faithfullness" in proc.stderr
+    assert proc.returncode == 2 and f"{t}:2: metrics.faithfullness: unknown metric" in proc.stderr
     proc = _report(store_home, "--run", "base", "--baseline-tag", "baseline")
     assert proc.returncode == 2 and "no run other than base" in proc.stderr
+
+
+def test_latest_compares_only_finished_runs_unless_allowed(
+    store_home, tmp_path, capsys, monkeypatch
+):
+    def _report(home, *args):
+        return _inproc(capsys, monkeypatch, home, *args)
+
+    rng = np.random.default_rng(8)
+    with RunStore(store_home / "runs.sqlite") as store:
+        # a killed run, newer than every finished one, that lost most of its scores
+        killed = [float(v) if i < 12 else None for i, v in enumerate(rng.uniform(0, 1, N))]
+        _write_run(
+            store,
+            "killed",
+            started="2026-12-05T02:30:00+00:00",
+            faith=killed,
+            ndcg=list(rng.uniform(0.3, 0.9, N)),
+            dataset_hash="d2",
+            status="running",
+        )
+    out = tmp_path / "fin"
+    proc = _report(
+        store_home, "--run", "latest", "--baseline-tag", "baseline", "--allow-partial",
+        "--out", str(out), "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads((out / "report.json").read_text())
+    assert data["run"]["run_id"] == "other" and data["warnings"] == []
+    proc = _report(store_home, "--run", "killed", "--baseline", "base", "--allow-partial")
+    assert proc.returncode == 2 and "not finished (status " in proc.stderr
+    assert "--allow-unfinished" in proc.stderr and "Traceback" not in proc.stderr
+    out = tmp_path / "unf"
+    proc = _report(
+        store_home, "--run", "latest", "--baseline", "base", "--allow-partial",
+        "--allow-unfinished", "--out", str(out), "--format", "json,md",
+    )  # fmt: skip
+    assert "not finished" in proc.stderr, proc.stderr
+    data = json.loads((out / "report.json").read_text())
+    assert data["run"]["run_id"] == "killed"
+    assert any("current run killed is not finished" in w for w in data["warnings"])
+    md = (out / "report.md").read_text()
+    assert md.index("**Warning:**") < md.index("**Verdict:")
+
+
+def test_out_is_a_file_and_floor_at_a_missing_k_are_one_line_errors(
+    store_home, tmp_path, capsys, monkeypatch
+):
+    def _report(home, *args):
+        return _inproc(capsys, monkeypatch, home, *args)
+
+    target = tmp_path / "report.txt"
+    target.write_text("keep me")
+    proc = _report(store_home, "--run", "worse", "--baseline", "base", "--out", str(target))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{target}: --out must be a folder" in proc.stderr
+    assert target.read_text() == "keep me"
+    t = tmp_path / "t.yaml"
+    t.write_text("defaults: {alpha: 0.05}\nmetrics:\n  faithfulness:\n    floors: {7: 0.8}\n")
+    proc = _report(store_home, "--run", "worse", "--baseline", "base", "--thresholds", str(t))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"{t}:4: metrics.faithfulness.floors.7" in proc.stderr, proc.stderr
+    assert "the runs have k = 5" in proc.stderr
+    t.write_text("primary: {metrics: [faithfulness], ks: [3]}\n")
+    proc = _report(store_home, "--run", "worse", "--baseline", "base", "--thresholds", str(t))
+    assert proc.returncode == 2 and f"{t}:1: primary.ks.0: k=3" in proc.stderr, proc.stderr

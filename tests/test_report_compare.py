@@ -2,9 +2,10 @@ import numpy as np
 import pytest
 
 from ragjudge.errors import ConfigError
-from ragjudge.report.compare import compare_runs, holm
+from ragjudge.report.compare import compare_runs
 from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.report.thresholds import Thresholds, load_thresholds
+from ragjudge.stats import holm
 
 
 def _run(run_id, series):
@@ -90,7 +91,7 @@ def test_coverage_drop_is_a_finding_even_when_the_mean_holds():
     cur = _run("c", [_series("faithfulness", 5, _values(vals, missing=set(range(10))))])
     cmp = compare_runs(cur, base)
     m = cmp.metrics[0]
-    assert m.verdict == "unchanged"
+    assert m.verdict == "identical"  # every paired value equal: no test, no family
     assert m.coverage_dropped and m.flagged and cmp.regressed
     assert "coverage fell from 98% to 80%" in m.reason
 
@@ -101,8 +102,10 @@ def test_thresholds_file_validation(tmp_path):
     t = load_thresholds(p)
     r = t.rule("faithfulness", 5)
     assert (r.alpha, r.min_effect) == (0.01, 0.1)
-    with pytest.raises(ConfigError, match="unknown metrics: faithfulnes"):
-        Thresholds.model_validate({"metrics": {"faithfulnes": {}}}).check_known(["faithfulness"])
+    with pytest.raises(ConfigError, match=r"metrics\.faithfulnes: unknown metric"):
+        Thresholds.model_validate({"metrics": {"faithfulnes": {}}}).check_against(
+            ["faithfulness"], [5]
+        )
     p.write_text("metrics:\n  faithfulness: {min_efect: 0.1}\n")
     with pytest.raises(ConfigError, match="min_efect"):
         load_thresholds(p)

@@ -56,19 +56,21 @@ def test_report_flags_drop_and_carries_evidence(tmp_path):
     base, cur = _runs()
     report = build_report(cur, base)
     assert report.verdict == "regressed"
-    worst = report.drops[0]
+    worst = report.moved[0].moves[0]
     assert worst.delta < 0 and worst.claims_lost == ["The tower is 40 m tall."]
-    q0 = next(d for d in report.drops if d.case_id == "q0")
-    assert q0.left_top_k == ["d1"]
+    q0 = next(q for q in report.moved if q.case_id == "q0")
+    assert q0.moves[0].left_top_k == ["d1"]
     paths = write_report(report, tmp_path, ["md", "html", "json"])
     html = paths["html"].read_text()
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert html.count('src="data:image/png;base64,') == 2
     md = paths["md"].read_text()
-    assert "<script>" not in md and "\\| pipe" in md
+    # escaped exactly once: not raw, not double-escaped
+    assert "<script>" not in md and "&lt;script&gt;" in md and "&amp;lt;" not in md
+    assert "\\| pipe" in md
     assert "REGRESSED" in md and (tmp_path / "effects.png").stat().st_size > 1000
     data = json.loads(paths["json"].read_text())
-    assert data["verdict"] == "regressed" and data["schema_version"] == 1
+    assert data["verdict"] == "regressed" and data["schema_version"] == 2
     assert render_json(report) == paths["json"].read_text()
 
 

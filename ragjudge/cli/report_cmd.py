@@ -1,6 +1,7 @@
 """``ragjudge report``: the nightly regression report between a run and its baseline.
 
-Exit codes: 0 when nothing regressed, 1 when something did, 2 on error.
+Exit codes: 0 when nothing regressed, 1 when a comparison that gates the job regressed (a
+primary metric, a floor, a coverage drop; any regression with ``fail_on: any``), 2 on error.
 """
 
 from __future__ import annotations
@@ -28,23 +29,32 @@ def report(
     allow_partial: bool = typer.Option(
         False, "--allow-partial", help="Compare only the shared part of non-comparable runs."
     ),
+    allow_unfinished: bool = typer.Option(
+        False,
+        "--allow-unfinished",
+        help="Also compare runs that did not finish ('latest' then means the newest run); "
+        "the report says so at the top.",
+    ),
     store_path: Path | None = typer.Option(None, "--store", help="Run store file."),
 ) -> None:
-    """Compare a run with a baseline: paired bootstrap CIs, permutation tests (Holm), verdicts,
-    coverage changes, the queries that moved, history. Exit 1 when something regressed."""
+    """Compare a run with a baseline: paired bootstrap CIs, permutation tests (Holm over the
+    primary metrics, Benjamini-Hochberg over the rest), equivalence tests, verdicts, coverage
+    changes, the queries that moved, history. Exit 1 when a primary metric regressed."""
     from rich.console import Console
 
-    from ragjudge.report.build import build_report, write_report
-    from ragjudge.report.from_store import check_comparable, load_run_scores, resolve_baseline
+    from ragjudge.report.build import build_report, check_out_dir, ordered, write_report
+    from ragjudge.report.from_store import check_comparable, load_run_scores, resolve_runs
     from ragjudge.report.thresholds import load_thresholds
     from ragjudge.store import RunStore
 
     console = Console(stderr=True)
     fmts = [f.strip() for f in formats.split(",") if f.strip()]
     rules = load_thresholds(thresholds)
+    check_out_dir(out)
     with RunStore(store_path) as store:
-        run_id = store.resolve(run)
-        base_id = resolve_baseline(store, run_id, baseline, baseline_tag)
+        run_id, base_id, warnings = resolve_runs(
+            store, run, baseline, baseline_tag, allow_unfinished=allow_unfinished
+        )
         current = load_run_scores(store, run_id)
         base = load_run_scores(store, base_id)
         notes = check_comparable(current, base, allow_partial=allow_partial)
@@ -55,20 +65,36 @@ def report(
             ids.append(run_id)
         runs = [current if i == run_id else load_run_scores(store, i, evidence=False) for i in ids]
     result = build_report(
-        current, base, thresholds=rules, history=runs, headline_k=headline_k, notes=notes
+        current,
+        base,
+        thresholds=rules,
+        history=runs,
+        headline_k=headline_k,
+        notes=notes,
+        warnings=warnings,
     )
     paths = write_report(result, out, fmts)
+    for w in result.warnings:
+        console.print(f"[bold red]warning[/]: {w}", highlight=False)
     counts = result.counts
     colour = "red" if result.verdict == "regressed" else "green"
     console.print(
         f"[{colour}]{'REGRESSED' if result.verdict == 'regressed' else 'no regression'}[/]: "
         f"{counts['regressed']} regressed, {counts['improved']} improved, "
         f"{counts['unchanged']} unchanged, {counts['inconclusive']} inconclusive, "
-        f"{counts['coverage_dropped']} coverage drops ({run_id} vs {base_id})"
+        f"{counts['identical']} identical, {counts['coverage_dropped']} coverage drops "
+        f"({run_id} vs {base_id})",
+        highlight=False,
     )
-    for m in result.metrics:
-        if m.flagged:
-            console.print(f"  [red]{m.label}[/]: {m.reason}", highlight=False)
+    console.print(f"  primary: {result.primary}", highlight=False)
+    for m in ordered(result.metrics):
+        if m.flagged or (m.role == "primary" and m.verdict in ("improved", "inconclusive")):
+            colour = "red" if m.flagged else "green" if m.verdict == "improved" else "yellow"
+            fails = ", fails the job" if m.gates else ""
+            console.print(
+                f"  [{colour}]{m.label}[/] ({m.role}, {m.verdict}{fails}): {m.reason}",
+                highlight=False,
+            )
     for fmt, path in paths.items():
         console.print(f"  {fmt}: {path}")
     raise typer.Exit(1 if result.verdict == "regressed" else 0)

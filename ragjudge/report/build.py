@@ -1,8 +1,10 @@
 """Build a regression report and write it as Markdown, self-contained HTML and JSON.
 
 The JSON is the stable, machine-readable form (``schema_version`` bumps on any breaking change);
-the Markdown fits a pull-request comment; the HTML embeds its plots (base64 PNG) and escapes all
-user text (questions, claims, ids) through jinja2's autoescaping.
+the Markdown fits a pull-request comment and escapes user text once (``_md_escape``; the
+Markdown template is not autoescaped); the HTML embeds its plots (base64 PNG) and escapes all
+user text (questions, claims, ids) through jinja2's autoescaping. Both list the comparisons
+regressed first, then inconclusive, then the rest, each group by effect size (``ordered``).
 """
 
 from __future__ import annotations
@@ -14,20 +16,21 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader
 from pydantic import BaseModel, Field
 
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
-from ragjudge.report.compare import MetricComparison, compare_runs
+from ragjudge.report.compare import Comparison, MetricComparison, compare_runs, primary_keys
+from ragjudge.report.compare import headline_k as headline_k_of
 from ragjudge.report.history import HistoryPoint, history_points
-from ragjudge.report.movers import Mover, top_movers
+from ragjudge.report.movers import MovedQuery, moved_queries
 from ragjudge.report.plots import plot_effects, plot_history
-from ragjudge.report.runscores import RunScores
+from ragjudge.report.runscores import RunScores, add_objective, objective_weights
 from ragjudge.report.thresholds import Thresholds
 
 FORMATS = ("md", "html", "json")
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class RunSummary(BaseModel):
@@ -45,12 +48,16 @@ class Report(BaseModel):
     baseline: RunSummary
     verdict: Literal["regressed", "ok"]
     counts: dict[str, int]
+    primary: str
+    """Which comparisons form the primary family, in words."""
+    fail_on: Literal["primary", "any"]
     metrics: list[MetricComparison]
-    drops: list[Mover]
-    gains: list[Mover]
+    moved: list[MovedQuery]
     history: list[HistoryPoint]
     headline: list[str]
     notes: list[str]
+    warnings: list[str] = Field(default_factory=list)
+    """Shown at the top (e.g. an unfinished run was compared)."""
 
 
 def _summary(run: RunScores) -> RunSummary:
@@ -62,16 +69,19 @@ def _summary(run: RunScores) -> RunSummary:
     )
 
 
-def headline_keys(run: RunScores, headline_k: int | None) -> list[tuple[str, int]]:
-    """Judge metrics at the headline k (default: 5 if the run has it, else its largest k)."""
-    judge_ks = sorted({s.k for s in run.series if s.kind == "judge"})
-    if not judge_ks:
-        return []
-    k = headline_k if headline_k is not None else (5 if 5 in judge_ks else judge_ks[-1])
+def headline_keys(run: RunScores, head_k: int | None) -> list[tuple[str, int]]:
+    """Judge metrics and the objective at the headline k (``compare.headline_k``)."""
+    k = headline_k_of(run, head_k)
     return sorted(
-        ((s.metric, s.k) for s in run.series if s.kind == "judge" and s.k == k),
+        ((s.metric, s.k) for s in run.series if s.kind in ("judge", "objective") and s.k == k),
         key=RunScores.sort_key,
     )
+
+
+def _primary_text(metrics: list[str], ks: list[int], pooled: bool) -> str:
+    at = f"k = {', '.join(map(str, ks))}" if ks else "no k"
+    how = f"each pooled over {at}" if pooled else f"at {at}"
+    return f"{', '.join(metrics) or 'none'} {how} (Holm); everything else secondary (BH)"
 
 
 def build_report(
@@ -83,33 +93,54 @@ def build_report(
     headline_k: int | None = None,
     n_movers: int = 10,
     notes: Iterable[str] = (),
+    warnings: Iterable[str] = (),
     seed: int = 0,
 ) -> Report:
+    """Compare ``current`` with ``baseline`` (``compare.compare_runs``) after adding the
+    objective to both (the current run's weights) and checking the thresholds against them."""
     thresholds = thresholds or Thresholds()
-    thresholds.check_known(current.metric_names() | baseline.metric_names())
-    comparison = compare_runs(current, baseline, thresholds, seed=seed)
-    drops, gains = top_movers(current, baseline, comparison, n=n_movers)
+    weights = objective_weights(current)
+    for run in (current, baseline, *history):
+        if "objective" not in run.metric_names():
+            add_objective(run, weights)
+    shared_ks = {s.k for s in current.series} & {s.k for s in baseline.series}
+    thresholds.check_against(current.metric_names() | baseline.metric_names(), shared_ks)
+    comparison = compare_runs(current, baseline, thresholds, head_k=headline_k, seed=seed)
     keys = headline_keys(current, headline_k)
     runs = list(history) or [baseline, current]
+    p_metrics, p_ks = primary_keys(current, thresholds, headline_k_of(current, headline_k))
     return Report(
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         run=_summary(current),
         baseline=_summary(baseline),
         verdict="regressed" if comparison.regressed else "ok",
         counts=comparison.counts(),
+        primary=_primary_text(p_metrics, p_ks, thresholds.primary.pool_ks),
+        fail_on=thresholds.fail_on,
         metrics=comparison.metrics,
-        drops=drops,
-        gains=gains,
+        moved=moved_queries(current, baseline, comparison, n=n_movers),
         history=history_points(runs, keys),
         headline=[f"{m} @ k={k}" for m, k in keys],
         notes=[*notes, *comparison.notes],
+        warnings=list(warnings),
     )
+
+
+def ordered(metrics: Sequence[MetricComparison]) -> list[MetricComparison]:
+    """Regressed (or coverage drop) first, then inconclusive, then the rest; each group by the
+    size of its effect |diff|, largest first."""
+
+    def group(m: MetricComparison) -> int:
+        return 0 if m.flagged else 1 if m.verdict == "inconclusive" else 2
+
+    return sorted(metrics, key=lambda m: (group(m), -abs(m.diff or 0.0), m.role != "primary"))
 
 
 def _env() -> Environment:
     env = Environment(
         loader=PackageLoader("ragjudge.report", "templates"),
-        autoescape=select_autoescape(["html", "j2"], default_for_string=True),
+        # HTML only: the Markdown template escapes user text itself (the "md" filter), once.
+        autoescape=lambda name: name is None or ".html" in name,
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -118,6 +149,7 @@ def _env() -> Environment:
     env.filters["signed"] = lambda x: "–" if x is None else f"{x:+.3f}"
     env.filters["pct"] = lambda x: "–" if x is None else f"{x:.0%}"
     env.filters["md"] = _md_escape
+    env.globals["ordered"] = ordered
     return env
 
 
@@ -130,8 +162,6 @@ def _md_escape(text: object) -> str:
 
 
 def _plots(report: Report) -> dict[str, bytes]:
-    from ragjudge.report.compare import Comparison
-
     comparison = Comparison(
         run_id=report.run.run_id, baseline_id=report.baseline.run_id, metrics=report.metrics
     )
@@ -157,13 +187,24 @@ def render_html(report: Report, plots: dict[str, bytes]) -> str:
     return _env().get_template("report.html.j2").render(r=report, plots=embedded)
 
 
+def check_out_dir(out_dir: str | Path) -> Path:
+    """The report folder, refused when a file of that name exists (``ConfigError``)."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: --out must be a folder, and a file of that name exists")
+    return out
+
+
 def write_report(report: Report, out_dir: str | Path, formats: Sequence[str]) -> dict[str, Path]:
     """Write the requested formats (and the plot PNGs) into ``out_dir``; returns the paths."""
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown:
         raise ConfigError(f"unknown report format {', '.join(unknown)}; use {', '.join(FORMATS)}")
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = check_out_dir(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"{out}: cannot create the report folder ({exc.strerror})") from None
     written: dict[str, Path] = {}
     plots = _plots(report) if {"md", "html"} & set(formats) else {}
     if "md" in formats:

@@ -1,24 +1,40 @@
 """Paired comparison of two runs, metric by metric and k by k, with verdicts.
 
-For each metric m and k present in both runs, over the queries both runs scored:
-- effect d = mean_i (current_i - baseline_i) with a paired percentile-bootstrap 95% interval;
-- p = two-sided sign-flip permutation p-value of d = 0;
-- Holm's step-down correction across all compared (m, k): with p-values sorted ascending
-  p_(1) <= ... <= p_(M), p_adj_(j) = max_{i<=j} min(1, (M - i + 1) * p_(i)).
+For each metric m and k present in both runs, over the queries both runs scored (differences
+d_i = current_i - baseline_i, all metrics higher-is-better):
 
-Verdict (all metrics are higher-is-better):
-- ``regressed`` when the current mean is below an absolute floor, or p_adj < alpha and
-  d <= -min_effect; ``improved`` when p_adj < alpha and d >= min_effect;
-- ``inconclusive`` when fewer than ``min_items`` queries were scored by both runs;
-- ``unchanged`` otherwise (not significant, or significant but smaller than min_effect).
+- effect = mean(d) with a paired percentile-bootstrap 95% interval;
+- **identical** when every d_i is exactly 0: no test, and the comparison enters no family (a
+  test that cannot reject must not dilute the others);
+- otherwise p = two-sided sign-flip permutation p-value of mean(d) = 0, adjusted within its
+  family: the **primary** family (the thresholds' ``primary`` metrics at its ks, default every
+  judge and the objective at the headline k) by Holm's step-down (family-wise error rate), the
+  **secondary** family (everything else) by Benjamini-Hochberg (false discovery rate);
+- with ``primary.pool_ks`` each primary metric is tested once on the per-query mean over its ks,
+  d_q = mean_k (current_qk - baseline_qk) over the queries scored at every one of those ks, and
+  the per-k rows of primary metrics become secondary.
 
-Coverage (scored / total) is compared too: with a = queries scored by the baseline but not by the
-current run and b = the reverse, an exact one-sided McNemar test (binomial, a of a + b at 1/2)
-flags a coverage drop of at least ``coverage_drop`` that is significant at alpha.
+Verdicts, with e = min_effect and alpha of the metric's rule:
+
+- ``regressed``: the current mean is below an absolute floor, or p_adj < alpha and d <= -e;
+  ``improved``: p_adj < alpha and d >= e;
+- ``unchanged``: equivalence shown by two one-sided tests at alpha, i.e. the (1 - 2 alpha)
+  bootstrap interval of mean(d) lies inside (-e, e);
+- ``inconclusive``: neither, with the minimum detectable effect (80% power, paired, level
+  alpha / M for a family of M tests, from the observed SD of d) in the reason; or fewer than
+  ``min_items`` queries scored by both runs;
+- ``identical``: as above.
+
+A regression fails the job (``gates``) when it is primary, comes from a floor, or the thresholds
+say ``fail_on: any``. Coverage (scored / total) is compared too: with a = queries scored by the
+baseline but not by the current run and b = the reverse, an exact one-sided McNemar test
+(binomial, a of a + b at 1/2) flags a coverage drop of at least ``coverage_drop`` that is
+significant at alpha; a coverage drop always fails the job.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -27,35 +43,64 @@ from scipy.stats import binomtest
 
 from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.report.thresholds import ResolvedRule, Thresholds
-from ragjudge.stats import paired_bootstrap, paired_permutation_p
+from ragjudge.stats import (
+    benjamini_hochberg,
+    bootstrap_means,
+    holm,
+    paired_mde,
+    paired_permutation_p,
+    percentile_interval,
+)
 
-VerdictName = Literal["regressed", "improved", "unchanged", "inconclusive"]
+VerdictName = Literal["regressed", "improved", "unchanged", "inconclusive", "identical"]
+Role = Literal["primary", "secondary"]
+VERDICTS: tuple[VerdictName, ...] = (
+    "regressed",
+    "improved",
+    "unchanged",
+    "inconclusive",
+    "identical",
+)
 
 
 class MetricComparison(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     metric: str
-    k: int
+    k: int | None
+    """The k compared; ``None`` for a test pooled over ``ks``."""
+    ks: list[int]
     kind: str
+    role: Role
     n_paired: int
     current_mean: float | None
     baseline_mean: float | None
     diff: float | None
     ci_low: float | None
     ci_high: float | None
+    eq_low: float | None
+    """The (1 - 2 alpha) interval of the two one-sided tests of equivalence."""
+    eq_high: float | None
     p_value: float | None
     p_adjusted: float | None
+    correction: Literal["holm", "bh"] | None
+    family_size: int | None
+    mde: float | None
+    """Minimum detectable effect at 80% power (tested rows)."""
     current_coverage: float
     baseline_coverage: float
     coverage_p: float | None
     coverage_dropped: bool
     verdict: VerdictName
     reason: str
+    gates: bool
+    """This row fails the job (a regression or coverage drop that counts for the exit code)."""
     rule: ResolvedRule
 
     @property
     def label(self) -> str:
+        if self.k is None:
+            return f"{self.metric} @ k={','.join(map(str, self.ks))} (pooled)"
         return f"{self.metric} @ k={self.k}"
 
     @property
@@ -73,26 +118,48 @@ class Comparison(BaseModel):
 
     @property
     def regressed(self) -> bool:
-        return any(m.flagged for m in self.metrics)
+        return any(m.gates for m in self.metrics)
 
     def counts(self) -> dict[str, int]:
-        out = {"regressed": 0, "improved": 0, "unchanged": 0, "inconclusive": 0}
+        out: dict[str, int] = dict.fromkeys(VERDICTS, 0)
         for m in self.metrics:
             out[m.verdict] += 1
         out["coverage_dropped"] = sum(m.coverage_dropped for m in self.metrics)
+        out["primary"] = sum(m.role == "primary" for m in self.metrics)
+        out["gating"] = sum(m.gates for m in self.metrics)
         return out
 
 
-def holm(p_values: list[float]) -> list[float]:
-    """Holm-adjusted p-values, in the order given."""
-    m = len(p_values)
-    order = np.argsort(p_values, kind="stable")
-    adjusted = np.empty(m)
-    running = 0.0
-    for rank, idx in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[idx]))
-        adjusted[idx] = running
-    return [float(x) for x in adjusted]
+@dataclass
+class _Unit:
+    """One comparison being computed."""
+
+    metric: str
+    k: int | None
+    ks: list[int]
+    kind: str
+    role: Role
+    rule: ResolvedRule
+    a: np.ndarray
+    b: np.ndarray
+    cur_mean: float | None
+    base_mean: float | None
+    cov_cur: float
+    cov_base: float
+    cov_p: float | None = None
+    lost: int = 0
+    diff: float | None = None
+    ci: tuple[float | None, float | None] = (None, None)
+    eq: tuple[float | None, float | None] = (None, None)
+    sd: float = 0.0
+    p: float | None = None
+    p_adj: float | None = None
+    family: list[_Unit] = field(default_factory=list)
+    mde: float | None = None
+
+    @property
+    def identical(self) -> bool:
+        return self.a.size > 0 and bool(np.all(self.a == self.b))
 
 
 def _mean(values: dict[str, float | None]) -> float | None:
@@ -110,8 +177,61 @@ def _coverage_test(cur: MetricSeries, base: MetricSeries) -> tuple[float | None,
     return float(binomtest(lost, lost + gained, 0.5, alternative="greater").pvalue), lost
 
 
-def _fmt(x: float) -> str:
-    return f"{x:+.3f}"
+def headline_k(run: RunScores, requested: int | None = None) -> int | None:
+    """The headline k: ``requested``, else 5 if the run judged at k=5, else its largest k."""
+    judge_ks = sorted({s.k for s in run.series if s.kind == "judge"}) or sorted(
+        {s.k for s in run.series}
+    )
+    if requested is not None or not judge_ks:
+        return requested
+    return 5 if 5 in judge_ks else judge_ks[-1]
+
+
+def primary_keys(
+    run: RunScores, thresholds: Thresholds, head_k: int | None
+) -> tuple[list[str], list[int]]:
+    """The primary metrics and ks (see ``PrimaryRule``)."""
+    p = thresholds.primary
+    names = p.metrics
+    if names is None:
+        names = sorted(
+            {s.metric for s in run.series if s.kind in ("judge", "objective")},
+            key=lambda m: RunScores.sort_key((m, 0)),
+        )
+    ks = p.ks
+    if ks is None:
+        ks = sorted({s.k for s in run.series}) if p.pool_ks else [k for k in [head_k] if k]
+    return list(names), sorted(ks)
+
+
+def _paired(cur: MetricSeries, base: MetricSeries) -> tuple[np.ndarray, np.ndarray]:
+    ids = sorted(
+        c
+        for c in set(cur.values) & set(base.values)
+        if cur.values[c] is not None and base.values[c] is not None
+    )
+    a = np.array([cur.values[c] for c in ids], dtype=float)
+    b = np.array([base.values[c] for c in ids], dtype=float)
+    return a, b
+
+
+def _pooled(
+    metric: str, ks: list[int], cur_by: dict, base_by: dict
+) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Per-query means over ``ks`` of the queries both runs scored at every k; coverages."""
+    cur = [cur_by[(metric, k)].values for k in ks]
+    base = [base_by[(metric, k)].values for k in ks]
+
+    def full(series: list[dict]) -> set[str]:
+        ids = set.intersection(*(set(v) for v in series))
+        return {c for c in ids if all(v[c] is not None for v in series)}
+
+    all_ids = set.intersection(*(set(v) for v in cur + base))
+    both = sorted(full(cur) & full(base))
+    a = np.array([np.mean([v[c] for v in cur]) for c in both], dtype=float)
+    b = np.array([np.mean([v[c] for v in base]) for c in both], dtype=float)
+    share = (lambda s: len(s & all_ids) / len(all_ids)) if all_ids else (lambda s: 0.0)
+    return a, b, share(full(cur)), share(full(base))
 
 
 def compare_runs(
@@ -119,7 +239,9 @@ def compare_runs(
     baseline: RunScores,
     thresholds: Thresholds | None = None,
     *,
+    head_k: int | None = None,
     n_resamples: int = 2000,
+    n_permutations: int = 10_000,
     seed: int = 0,
 ) -> Comparison:
     """Compare every (metric, k) the two runs share; see the module docstring."""
@@ -133,95 +255,174 @@ def compare_runs(
         more = f" and {len(only_one) - 8} more" if len(only_one) > 8 else ""
         notes.append(f"not compared (present in one run only): {names}{more}")
 
-    staged: list[dict] = []
+    p_metrics, p_ks = primary_keys(current, thresholds, headline_k(current, head_k))
+    pool = thresholds.primary.pool_ks
+    units: list[_Unit] = []
     for key in keys:
         cur, base = cur_by[key], base_by[key]
-        rule = thresholds.rule(*key)
-        paired = sorted(
-            c
-            for c in set(cur.values) & set(base.values)
-            if cur.values[c] is not None and base.values[c] is not None
-        )
-        a = [float(cur.values[c]) for c in paired]  # type: ignore[arg-type]
-        b = [float(base.values[c]) for c in paired]  # type: ignore[arg-type]
-        entry: dict = {
-            "key": key,
-            "kind": cur.kind,
-            "rule": rule,
-            "n": len(paired),
-            "cur_mean": _mean(cur.values),
-            "base_mean": _mean(base.values),
-            "diff": None,
-            "lo": None,
-            "hi": None,
-            "p": None,
-        }
-        if len(paired) >= rule.min_items:
-            diff, lo, hi = paired_bootstrap(a, b, n_resamples=n_resamples, seed=seed)
-            entry.update(diff=diff, lo=lo, hi=hi, p=paired_permutation_p(a, b, seed=seed))
-        elif paired:
-            entry["diff"] = float(np.mean(np.subtract(a, b)))
+        metric, k = key
+        a, b = _paired(cur, base)
         cov_p, lost = _coverage_test(cur, base)
-        entry.update(cov_cur=cur.coverage, cov_base=base.coverage, cov_p=cov_p, lost=lost)
-        staged.append(entry)
-
-    tested = [e for e in staged if e["p"] is not None]
-    for e, adj in zip(tested, holm([e["p"] for e in tested]), strict=True):
-        e["p_adj"] = adj
-
-    out = []
-    for e in staged:
-        verdict, reason = _verdict(e, e["rule"])
-        cov_drop = (
-            e["cov_p"] is not None
-            and e["cov_base"] - e["cov_cur"] >= e["rule"].coverage_drop
-            and e["cov_p"] < e["rule"].alpha
-        )
-        if cov_drop:
-            reason += (
-                f"; coverage fell from {e['cov_base']:.0%} to {e['cov_cur']:.0%} "
-                f"({e['lost']} queries no longer scored, McNemar p={e['cov_p']:.3g})"
-            )
-        metric, k = e["key"]
-        out.append(
-            MetricComparison(
+        primary = metric in p_metrics and k in p_ks and not pool
+        units.append(
+            _Unit(
                 metric=metric,
                 k=k,
-                kind=e["kind"],
-                n_paired=e["n"],
-                current_mean=e["cur_mean"],
-                baseline_mean=e["base_mean"],
-                diff=e["diff"],
-                ci_low=e["lo"],
-                ci_high=e["hi"],
-                p_value=e["p"],
-                p_adjusted=e.get("p_adj"),
-                current_coverage=e["cov_cur"],
-                baseline_coverage=e["cov_base"],
-                coverage_p=e["cov_p"],
-                coverage_dropped=cov_drop,
-                verdict=verdict,
-                reason=reason,
-                rule=e["rule"],
+                ks=[k],
+                kind=cur.kind,
+                role="primary" if primary else "secondary",
+                rule=thresholds.rule(metric, k),
+                a=a,
+                b=b,
+                cur_mean=_mean(cur.values),
+                base_mean=_mean(base.values),
+                cov_cur=cur.coverage,
+                cov_base=base.coverage,
+                cov_p=cov_p,
+                lost=lost,
             )
         )
+    if pool:
+        for metric in p_metrics:
+            ks = [k for k in p_ks if (metric, k) in cur_by and (metric, k) in base_by]
+            if not ks:
+                continue
+            a, b, cov_cur, cov_base = _pooled(metric, ks, cur_by, base_by)
+            units.append(
+                _Unit(
+                    metric=metric,
+                    k=None,
+                    ks=ks,
+                    kind=cur_by[(metric, ks[0])].kind,
+                    role="primary",
+                    rule=thresholds.rule(metric, None),
+                    a=a,
+                    b=b,
+                    cur_mean=float(a.mean()) if a.size else None,
+                    base_mean=float(b.mean()) if b.size else None,
+                    cov_cur=cov_cur,
+                    cov_base=cov_base,
+                )
+            )
+
+    for u in units:
+        if u.a.size:
+            u.diff = float(np.mean(u.a - u.b))
+        if u.a.size < u.rule.min_items or u.identical:
+            continue
+        d = u.a - u.b
+        means = bootstrap_means(d, n_resamples=n_resamples, seed=seed)
+        u.ci = percentile_interval(means, 0.95)
+        u.eq = percentile_interval(means, 1 - 2 * u.rule.alpha)
+        u.sd = float(np.std(d, ddof=1)) if d.size > 1 else 0.0
+        u.p = paired_permutation_p(u.a, u.b, n_resamples=n_permutations, seed=seed)
+
+    for role, adjust in (("primary", holm), ("secondary", benjamini_hochberg)):
+        family = [u for u in units if u.role == role and u.p is not None]
+        for u, adj in zip(family, adjust([float(u.p) for u in family]), strict=True):  # type: ignore[arg-type]
+            u.p_adj, u.family = adj, family
+            u.mde = paired_mde(u.sd, u.a.size, alpha=u.rule.alpha / len(family))
+
+    out = [_finish(u, thresholds) for u in units]
+    out.sort(key=lambda m: (m.role != "primary", RunScores.sort_key((m.metric, m.k or 0))))
     return Comparison(run_id=current.run_id, baseline_id=baseline.run_id, metrics=out, notes=notes)
 
 
-def _verdict(e: dict, rule: ResolvedRule) -> tuple[VerdictName, str]:
-    cur_mean = e["cur_mean"]
-    if rule.floor is not None and cur_mean is not None and cur_mean < rule.floor:
-        return "regressed", f"mean {cur_mean:.3f} is below the floor {rule.floor:.3f}"
-    if e["p"] is None:
-        return "inconclusive", (
-            f"only {e['n']} queries scored by both runs (at least {rule.min_items} needed)"
+def _f(x: float | None) -> str:
+    return "–" if x is None else f"{x:+.3f}"
+
+
+def _verdict(u: _Unit) -> tuple[VerdictName, str, bool]:
+    """(verdict, reason, whether a regression came from a floor)."""
+    rule = u.rule
+    if rule.floor is not None and u.cur_mean is not None and u.cur_mean < rule.floor:
+        return "regressed", f"mean {u.cur_mean:.3f} is below the floor {rule.floor:.3f}", True
+    if u.a.size < rule.min_items and not (u.identical and u.a.size):
+        return (
+            "inconclusive",
+            f"only {u.a.size} queries scored by both runs (at least {rule.min_items} needed)",
+            False,
         )
-    d, p_adj = e["diff"], e["p_adj"]
-    stats = f"{_fmt(d)} [{_fmt(e['lo'])}, {_fmt(e['hi'])}], p={p_adj:.3g} (Holm), n={e['n']}"
-    if p_adj < rule.alpha:
-        if d <= -rule.min_effect:
-            return "regressed", stats
-        if d >= rule.min_effect:
-            return "improved", stats
-        return "unchanged", f"{stats}: significant but smaller than {rule.min_effect:g}"
-    return "unchanged", f"{stats}: not significant at {rule.alpha:g}"
+    if u.identical:
+        return "identical", f"all {u.a.size} paired values are identical: nothing to test", False
+    assert u.p_adj is not None and u.diff is not None
+    e, alpha, n, m = rule.min_effect, rule.alpha, u.a.size, len(u.family)
+    name = "Holm" if u.role == "primary" else "BH"
+    stats = (
+        f"{_f(u.diff)} [{_f(u.ci[0])}, {_f(u.ci[1])}], p={u.p_adj:.3g} "
+        f"({name} over {m} {u.role}), n={n}"
+    )
+    lo, hi = u.eq
+    equivalent = e > 0 and lo is not None and hi is not None and -e < lo and hi < e
+    eq_text = f"{1 - 2 * alpha:.0%} interval [{_f(lo)}, {_f(hi)}]"
+    if u.p_adj < alpha:
+        if u.diff <= -e:
+            return "regressed", stats, False
+        if u.diff >= e:
+            return "improved", stats, False
+        if equivalent:
+            return "unchanged", f"{stats}: significant but smaller than {e:g} ({eq_text})", False
+        return (
+            "inconclusive",
+            f"{stats}: significant but smaller than {e:g}, and the {eq_text} reaches past ±{e:g}",
+            False,
+        )
+    if equivalent:
+        return (
+            "unchanged",
+            f"{stats}: equivalent within ±{e:g} (two one-sided tests, {eq_text})",
+            False,
+        )
+    return (
+        "inconclusive",
+        f"{stats}: neither a significant change nor shown within ±{e:g} ({eq_text}); the "
+        f"smallest change this n could detect (80% power) is ±{u.mde:.3f}",
+        False,
+    )
+
+
+def _finish(u: _Unit, thresholds: Thresholds) -> MetricComparison:
+    verdict, reason, by_floor = _verdict(u)
+    rule = u.rule
+    cov_drop = (
+        u.cov_p is not None
+        and u.cov_base - u.cov_cur >= rule.coverage_drop
+        and u.cov_p < rule.alpha
+    )
+    if cov_drop:
+        reason += (
+            f"; coverage fell from {u.cov_base:.0%} to {u.cov_cur:.0%} "
+            f"({u.lost} queries no longer scored, McNemar p={u.cov_p:.3g})"
+        )
+    counts = verdict == "regressed" and (
+        by_floor or u.role == "primary" or thresholds.fail_on == "any"
+    )
+    tested = u.p is not None
+    return MetricComparison(
+        metric=u.metric,
+        k=u.k,
+        ks=u.ks,
+        kind=u.kind,
+        role=u.role,
+        n_paired=int(u.a.size),
+        current_mean=u.cur_mean,
+        baseline_mean=u.base_mean,
+        diff=u.diff,
+        ci_low=u.ci[0],
+        ci_high=u.ci[1],
+        eq_low=u.eq[0],
+        eq_high=u.eq[1],
+        p_value=u.p,
+        p_adjusted=u.p_adj,
+        correction=("holm" if u.role == "primary" else "bh") if tested else None,
+        family_size=len(u.family) if tested else None,
+        mde=u.mde,
+        current_coverage=u.cov_cur,
+        baseline_coverage=u.cov_base,
+        coverage_p=u.cov_p,
+        coverage_dropped=cov_drop,
+        verdict=verdict,
+        reason=reason,
+        gates=counts or cov_drop,
+        rule=rule,
+    )

@@ -58,19 +58,58 @@ def load_run_scores(store: RunStore, run_id: str, *, evidence: bool = True) -> R
     return run
 
 
-def resolve_baseline(
-    store: RunStore, run_id: str, baseline: str | None, baseline_tag: str | None
-) -> str:
-    """The baseline's run id: given directly, or the newest run (other than ``run_id``) with
-    ``baseline_tag``."""
+def _unfinished(store: RunStore, run_id: str, what: str, allow: bool) -> list[str]:
+    """Refuse an unfinished run unless ``allow``; then a warning for the top of the report."""
+    status = store.manifest(run_id).status
+    if status == "finished":
+        return []
+    if not allow:
+        raise ConfigError(
+            f"{what} run {run_id} is not finished (status {status}): its scores are partial; "
+            "compare it anyway with --allow-unfinished"
+        )
+    return [
+        f"the {what} run {run_id} is not finished (status {status}): only what it scored is "
+        "compared, and a missing query or k is not a regression"
+    ]
+
+
+def resolve_runs(
+    store: RunStore,
+    run: str,
+    baseline: str | None,
+    baseline_tag: str | None,
+    *,
+    allow_unfinished: bool = False,
+) -> tuple[str, str, list[str]]:
+    """(run id, baseline id, warnings). ``latest`` is the newest finished run and a baseline
+    tag picks the newest finished run carrying it, unless ``allow_unfinished``; a run named
+    directly that is not finished is refused unless ``allow_unfinished``."""
     if (baseline is None) == (baseline_tag is None):
         raise ConfigError("give exactly one of --baseline RUN and --baseline-tag TAG")
+    if run == "latest" and not allow_unfinished:
+        finished = [m.run_id for m in store.list_runs() if m.status == "finished"]
+        if not finished:
+            store.resolve("latest")  # an empty store says so
+            raise ConfigError(
+                f"no finished run in {store.path} (use --allow-unfinished to compare the "
+                "newest run anyway)"
+            )
+        run_id = finished[-1]
+    else:
+        run_id = store.resolve(run)
     if baseline is not None:
-        return store.resolve(baseline)
-    candidates = [m.run_id for m in store.find_by_tag(str(baseline_tag)) if m.run_id != run_id]
-    if not candidates:
-        raise ConfigError(f"no run other than {run_id} carries the tag {baseline_tag!r}")
-    return candidates[0]
+        base_id = store.resolve(baseline)
+    else:
+        tagged = [m for m in store.find_by_tag(str(baseline_tag)) if m.run_id != run_id]
+        usable = [m for m in tagged if allow_unfinished or m.status == "finished"]
+        if not usable:
+            which = "finished run" if tagged else "run"
+            raise ConfigError(f"no {which} other than {run_id} carries the tag {baseline_tag!r}")
+        base_id = usable[0].run_id
+    warnings = _unfinished(store, run_id, "current", allow_unfinished)
+    warnings += _unfinished(store, base_id, "baseline", allow_unfinished)
+    return run_id, base_id, warnings
 
 
 def check_comparable(current: RunScores, baseline: RunScores, *, allow_partial: bool) -> list[str]:

@@ -1,9 +1,10 @@
 """The queries that moved most between two runs, with their evidence.
 
-For every compared (metric, k) the per-query change is ``current - baseline``; the movers are
-the largest drops (and, separately, the largest gains), taken from the flagged metrics when any
-metric was flagged, else from all. Each mover carries the claims that flipped from supported to
-unsupported (judge metrics with claim evidence) and the relevant documents that left the top k.
+For every compared (metric, k) the per-query change is ``current - baseline`` (from the flagged
+metrics when any metric was flagged, else from all; pooled and identical rows add nothing). A
+query appears once, with all its moves (drops first); queries are ordered by their largest
+change |delta|. Each move carries the claims that flipped from supported to unsupported (judge
+metrics with claim evidence) and the relevant documents that left the top k.
 """
 
 from __future__ import annotations
@@ -14,9 +15,7 @@ from ragjudge.report.compare import Comparison
 from ragjudge.report.runscores import RunScores, context_key, result_key
 
 
-class Mover(BaseModel):
-    case_id: str
-    question: str
+class Move(BaseModel):
     metric: str
     k: int
     baseline: float
@@ -28,6 +27,18 @@ class Mover(BaseModel):
     left_top_k: list[str] = Field(default_factory=list)
     """Relevant documents in the baseline's top k that are not in the current top k."""
     entered_top_k: list[str] = Field(default_factory=list)
+
+
+class MovedQuery(BaseModel):
+    case_id: str
+    question: str
+    moves: list[Move]
+    """Every move of this query, most negative delta first."""
+
+    @property
+    def largest(self) -> float:
+        """The change of largest magnitude (negative for a drop)."""
+        return max((m.delta for m in self.moves), key=abs)
 
 
 def _norm(text: str) -> str:
@@ -49,38 +60,40 @@ def _claim_text(run: RunScores, metric: str, k: int, case_id: str) -> dict[str, 
     return {_norm(c.claim): c.claim for c in (r.evidence.claims or r.evidence.key_points)}
 
 
-def top_movers(
+def moved_queries(
     current: RunScores, baseline: RunScores, comparison: Comparison, *, n: int = 10
-) -> tuple[list[Mover], list[Mover]]:
-    """The ``n`` largest per-query drops and the ``n`` largest gains."""
+) -> list[MovedQuery]:
+    """The ``n`` queries with the largest changes, each with all its moves."""
     flagged = [m for m in comparison.metrics if m.flagged]
-    pool = flagged or comparison.metrics
+    pool = [m for m in (flagged or comparison.metrics) if m.k is not None]
     cur_by, base_by = current.by_key(), baseline.by_key()
-    moves: list[Mover] = []
+    moves: dict[str, list[Move]] = {}
     for m in pool:
+        assert m.k is not None
         cur, base = cur_by[(m.metric, m.k)].values, base_by[(m.metric, m.k)].values
         for case_id in set(cur) & set(base):
             c, b = cur[case_id], base[case_id]
             if c is None or b is None or c == b:
                 continue
-            moves.append(_mover(current, baseline, m.metric, m.k, case_id, b, c))
-    drops = sorted((x for x in moves if x.delta < 0), key=lambda x: (x.delta, x.case_id))
-    gains = sorted((x for x in moves if x.delta > 0), key=lambda x: (-x.delta, x.case_id))
-    return drops[:n], gains[:n]
+            moves.setdefault(case_id, []).append(
+                _move(current, baseline, m.metric, m.k, case_id, b, c)
+            )
+    queries = [
+        MovedQuery(
+            case_id=case_id,
+            question=current.questions.get(case_id) or baseline.questions.get(case_id, ""),
+            moves=sorted(ms, key=lambda x: (x.delta, RunScores.sort_key((x.metric, x.k)))),
+        )
+        for case_id, ms in moves.items()
+    ]
+    queries.sort(key=lambda q: (-abs(q.largest), q.largest, q.case_id))
+    return queries[:n]
 
 
-def _mover(
+def _move(
     current: RunScores, baseline: RunScores, metric: str, k: int, case_id: str, b: float, c: float
-) -> Mover:
-    mover = Mover(
-        case_id=case_id,
-        question=current.questions.get(case_id) or baseline.questions.get(case_id, ""),
-        metric=metric,
-        k=k,
-        baseline=b,
-        current=c,
-        delta=c - b,
-    )
+) -> Move:
+    mover = Move(metric=metric, k=k, baseline=b, current=c, delta=c - b)
     was, now = _supported(baseline, metric, k, case_id), _supported(current, metric, k, case_id)
     if was is not None and now is not None:
         texts = {**_claim_text(current, metric, k, case_id)}

@@ -17,7 +17,8 @@ VERDICT_COLORS = {
     "regressed": "#c0392b",
     "improved": "#1e8449",
     "unchanged": "#1f77b4",
-    "inconclusive": "#7f8c8d",
+    "inconclusive": "#e67e22",
+    "identical": "#7f8c8d",
 }
 
 

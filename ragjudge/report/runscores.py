@@ -2,10 +2,15 @@
 
 A ``MetricSeries`` maps each query id to its score, or ``None`` when the query was in the run but
 not scored (a judge status other than ok); queries absent from the map were not in the run.
+
+The ``objective`` series is the sweep's per-query objective without its cost penalty (see
+``ragjudge.sweep.analysis``): O(q, k) = sum_m w_m * s_m(q, k) / sum_{m scored} w_m over the
+metrics scored for q at k; ``None`` when none of them was.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -13,7 +18,7 @@ from pydantic import BaseModel, Field
 from ragjudge.judges.registry import JUDGE_NAMES
 from ragjudge.schema import JudgeResult, RunManifest
 
-Kind = Literal["judge", "retrieval"]
+Kind = Literal["judge", "retrieval", "objective"]
 
 
 class MetricSeries(BaseModel):
@@ -57,10 +62,40 @@ class RunScores(BaseModel):
 
     @staticmethod
     def sort_key(key: tuple[str, int]) -> tuple[int, str, int]:
-        """Judges first in report order, then retrieval metrics alphabetically; then by k."""
+        """Judges first in report order, the objective, then the other metrics alphabetically;
+        then by k."""
         metric, k = key
-        rank = JUDGE_NAMES.index(metric) if metric in JUDGE_NAMES else len(JUDGE_NAMES)
+        order = (*JUDGE_NAMES, "objective")
+        rank = order.index(metric) if metric in order else len(order)
         return rank, metric, k
+
+
+def objective_weights(run: RunScores) -> dict[str, float]:
+    """The run's objective weights (its sweep config), else equal weights over its judges."""
+    config = run.manifest.config if run.manifest is not None else {}
+    weights = ((config.get("full") or {}).get("objective") or {}).get("weights")
+    if weights:
+        return {str(m): float(w) for m, w in weights.items() if float(w) > 0}
+    return {s.metric: 1.0 for s in run.series if s.kind == "judge"}
+
+
+def add_objective(run: RunScores, weights: Mapping[str, float]) -> None:
+    """Append the ``objective`` series at every k (module docstring) when it combines at least
+    two of the run's metrics (with one it would repeat that metric)."""
+    by = run.by_key()
+    names = [m for m in weights if m in run.metric_names()]
+    if len(names) < 2:
+        return
+    for k in sorted({k for m, k in by if m in names}):
+        parts = [by[(m, k)] for m in names if (m, k) in by]
+        values: dict[str, float | None] = {}
+        for case in sorted(set().union(*(p.values for p in parts))):
+            scored = [
+                (weights[p.metric], v) for p in parts if (v := p.values.get(case)) is not None
+            ]
+            den = sum(w for w, _ in scored)
+            values[case] = sum(w * v for w, v in scored) / den if den else None
+        run.series.append(MetricSeries(metric="objective", k=k, kind="objective", values=values))
 
 
 def result_key(judge: str, k: int, case_id: str) -> str:

@@ -1,9 +1,14 @@
 """The thresholds file of a regression report (YAML, validated).
 
 ```yaml
+primary:             # the metrics whose regression fails the job (Holm family-wise control)
+  metrics: [faithfulness, completeness, objective]  # default: every judge and the objective
+  ks: [5]            # default: the headline k (--headline-k, else 5 if the runs have it)
+  pool_ks: false     # true: one test per primary metric over these ks (default: all ks)
+fail_on: primary     # primary (default) or any: also fail on a secondary regression (BH)
 defaults:            # apply to every metric unless overridden
   min_effect: 0.02   # smallest paired mean difference that matters (absolute, score units)
-  alpha: 0.05        # family-wise significance level (Holm-corrected across metrics)
+  alpha: 0.05        # level of each family (Holm for the primary, BH for the secondary)
   min_items: 10      # fewer paired scored items than this -> inconclusive
   coverage_drop: 0.05  # a coverage fall of at least this much is a finding (if significant)
 metrics:
@@ -13,19 +18,22 @@ metrics:
   ndcg@10:
     alpha: 0.01
 ```
-Metric names are the judge names (``faithfulness``, ...) and retrieval metric names
-(``ndcg@10``, ...) as they appear in the runs; an unknown name is an error that lists the known.
+Metric names are the judge names (``faithfulness``, ...), ``objective`` and retrieval metric
+names (``ndcg@10``, ...) as they appear in the runs. A name or a k the runs do not have is
+refused before anything is compared, naming ``file:line`` and the key (``check_against``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
 from ragjudge.errors import ConfigError
+
+KeyPath = tuple[str | int, ...]
 
 
 class MetricRule(BaseModel):
@@ -35,7 +43,7 @@ class MetricRule(BaseModel):
     alpha: float | None = Field(default=None, gt=0, lt=1)
     min_items: int | None = Field(default=None, ge=1)
     coverage_drop: float | None = Field(default=None, ge=0, le=1)
-    floors: dict[int, float] = Field(default_factory=dict)
+    floors: dict[StrictInt, float] = Field(default_factory=dict)
 
 
 class Defaults(BaseModel):
@@ -45,6 +53,19 @@ class Defaults(BaseModel):
     alpha: float = Field(default=0.05, gt=0, lt=1)
     min_items: int = Field(default=10, ge=1)
     coverage_drop: float = Field(default=0.05, ge=0, le=1)
+
+
+class PrimaryRule(BaseModel):
+    """Which comparisons form the primary family."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metrics: list[str] | None = None
+    """Default: every judge of the runs and ``objective``."""
+    ks: list[StrictInt] | None = None
+    """Default: the headline k; with ``pool_ks``, every k the runs share."""
+    pool_ks: bool = False
+    """One test per primary metric on each query's mean over ``ks`` (paired by query)."""
 
 
 class ResolvedRule(BaseModel):
@@ -62,10 +83,16 @@ class ResolvedRule(BaseModel):
 class Thresholds(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
+    primary: PrimaryRule = Field(default_factory=PrimaryRule)
+    fail_on: Literal["primary", "any"] = "primary"
     defaults: Defaults = Field(default_factory=Defaults)
     metrics: dict[str, MetricRule] = Field(default_factory=dict)
 
-    def rule(self, metric: str, k: int) -> ResolvedRule:
+    _source: str = PrivateAttr(default="thresholds")
+    _lines: dict[KeyPath, int] = PrivateAttr(default_factory=dict)
+
+    def rule(self, metric: str, k: int | None) -> ResolvedRule:
+        """``k=None`` (a test pooled over k) has no floor."""
         own = self.metrics.get(metric, MetricRule())
         d = self.defaults
         return ResolvedRule(
@@ -73,37 +100,73 @@ class Thresholds(BaseModel):
             alpha=own.alpha if own.alpha is not None else d.alpha,
             min_items=own.min_items if own.min_items is not None else d.min_items,
             coverage_drop=own.coverage_drop if own.coverage_drop is not None else d.coverage_drop,
-            floor=own.floors.get(k),
+            floor=own.floors.get(k) if k is not None else None,
         )
 
-    def check_known(self, known: Iterable[str]) -> None:
-        """Refuse metric names that no compared run has."""
-        known_set = set(known)
-        unknown = sorted(set(self.metrics) - known_set)
-        if unknown:
-            raise ConfigError(
-                f"thresholds name unknown metrics: {', '.join(unknown)}; "
-                f"the runs have: {', '.join(sorted(known_set))}"
-            )
+    def _where(self, *path: str | int) -> str:
+        line = self._lines.get(path)
+        key = ".".join(str(p) for p in path)
+        return f"{self._source}{f':{line}' if line else ''}: {key}"
+
+    def check_against(self, known: Iterable[str], ks: Iterable[int]) -> None:
+        """Refuse metric names and ks that the compared runs do not have, naming the key."""
+        known_set, k_set = set(known), set(ks)
+        have = f"the runs have: {', '.join(sorted(known_set))}"
+        have_k = f"the runs have k = {', '.join(map(str, sorted(k_set)))}"
+        for name, rule in self.metrics.items():
+            if name not in known_set:
+                raise ConfigError(f"{self._where('metrics', name)}: unknown metric; {have}")
+            for k in rule.floors:
+                if k not in k_set:
+                    where = self._where("metrics", name, "floors", str(k))
+                    raise ConfigError(f"{where}: a floor at k={k}, which no run has; {have_k}")
+        for i, name in enumerate(self.primary.metrics or []):
+            if name not in known_set:
+                raise ConfigError(
+                    f"{self._where('primary', 'metrics', i)}: unknown metric {name!r}; {have}"
+                )
+        for i, k in enumerate(self.primary.ks or []):
+            if k not in k_set:
+                raise ConfigError(
+                    f"{self._where('primary', 'ks', i)}: k={k}, which no run has; {have_k}"
+                )
+
+
+def _problems(exc: ValidationError, source: str, lines: Mapping[KeyPath, int]) -> str:
+    out = []
+    for e in exc.errors():
+        path = tuple(str(x) for x in e["loc"])
+        line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
+        out.append(f"{source}{f':{line}' if line else ''}: {'.'.join(path)}: {e['msg']}")
+    return "; ".join(out)
+
+
+def parse_thresholds(
+    raw: Any, *, source: str = "thresholds", lines: Mapping[KeyPath, int] | None = None
+) -> Thresholds:
+    """Validate a thresholds mapping; errors name ``source:line: key``."""
+    lines = dict(lines or {})
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping with 'primary', 'defaults', 'metrics'")
+    try:
+        t = Thresholds.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_problems(exc, source, lines)) from None
+    t._source, t._lines = source, lines
+    return t
 
 
 def load_thresholds(path: str | Path | None) -> Thresholds:
-    """Read and validate a thresholds file; ``None`` gives the defaults."""
+    """Read and validate a thresholds file (duplicate keys refused); ``None`` gives the
+    defaults."""
     if path is None:
         return Thresholds()
+    from ragjudge.io.yamlfile import load_yaml
+
     p = Path(path)
     if not p.is_file():
         raise ConfigError(f"thresholds file {p} does not exist")
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{p}: not valid YAML: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{p}: expected a mapping with 'defaults' and/or 'metrics'")
-    try:
-        return Thresholds.model_validate(raw)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(x) for x in e['loc'])}: {e['msg']}" for e in exc.errors()
-        )
-        raise ConfigError(f"{p}: {problems}") from None
+    raw, lines = load_yaml(p)
+    return parse_thresholds(raw, source=str(p), lines=lines)
