@@ -79,3 +79,33 @@ def test_no_regression_renders_clean_verdict():
     report = build_report(base, base)
     assert report.verdict == "ok"
     assert "no regression" in render_markdown(report)
+
+
+def _external_refs(html: str) -> list[str]:
+    """Every src/href that is not a data: URI or an in-page anchor, and every CSS url()."""
+    from html.parser import HTMLParser
+
+    refs: list[str] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag, attrs):
+            for name, value in attrs:
+                if name in ("src", "href") and value and not value.startswith(("data:", "#")):
+                    refs.append(f"{tag} {name}={value}")
+
+    Collect().feed(html)
+    return refs + [u for u in html.split("url(")[1:]]
+
+
+def test_sweep_summary_html_is_one_self_contained_file(tmp_path):
+    from ragjudge.sweep.analysis import analyse
+    from ragjudge.sweep.render import write_report as write_sweep
+    from tests.test_sweep_analysis import KS, data
+
+    files = write_sweep(analyse(data(), ks=KS, judges=["faithfulness"]), tmp_path)
+    html = files["summary_html"].read_text()
+    plots = [p for name, p in files.items() if name.startswith("plot_")]
+    assert html.count('<img class="plot" src="data:image/png;base64,') == len(plots) == 4
+    assert _external_refs(html) == []
+    report_html = write_report(build_report(*reversed(_runs())), tmp_path / "r", ["html"])
+    assert _external_refs(report_html["html"].read_text()) == []

@@ -124,7 +124,7 @@ def test_report_files(tmp_path):
     md = files["summary_md"].read_text()
     assert "Best k = 3" in md and "![judges](judges_vs_k.png)" in md
     html = files["summary_html"].read_text()
-    assert 'class="best"' in html and '<img src="objective_vs_k.png"' in html
+    assert 'class="best"' in html and html.count('src="data:image/png;base64,') == 4
     lines = files["metrics"].read_text().splitlines()
     assert lines[0].startswith("metric,kind,k,mean,ci_low,ci_high")
     assert len(lines) == 1 + 4 * (2 + 1 + 1)  # (2 judges + recall + objective) x 4 k

@@ -1,10 +1,12 @@
 """Writing a sweep's results to a folder: tables (CSV, JSON), plots (PNG) and a short summary
-in Markdown and HTML (jinja2, autoescaped). Every number is printed as
+in Markdown and HTML (jinja2, autoescaped). The HTML is one self-contained file: its plots are
+embedded as base64 PNG data URIs, like the regression report's. Every number is printed as
 ``mean [ci_low, ci_high] (n scored/n total)``.
 """
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
 from pathlib import Path
@@ -127,7 +129,7 @@ ragjudge {{ m.ragjudge_version }}, status <b>{{ m.status }}</b>.</p>{% endif %}
 <small>{{ ci }}<br>{{ cov }}</small></td>{% endfor %}</tr>
 {% endfor %}</table>
 <h2>Plots</h2>
-{% for name, file in plots %}<img src="{{ file }}" alt="{{ name }}">{% endfor %}
+{% for name, src in plots %}<img class="plot" src="{{ src }}" alt="{{ name }}">{% endfor %}
 </body></html>
 """
 
@@ -140,6 +142,10 @@ def _cell(a: Aggregate | None) -> tuple[str, str, str]:
     if a.mean is None:
         return "n/a", "", cov
     return f"{a.mean:.3f}", f"[{a.ci_low:.3f}, {a.ci_high:.3f}]", cov
+
+
+def _data_uri(png: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
 
 
 def render_html(summary: SweepSummary, plots: dict[str, Path]) -> str:
@@ -160,7 +166,7 @@ def render_html(summary: SweepSummary, plots: dict[str, Path]) -> str:
         objective=objective_text(summary),
         rows=rows,
         cls=cls,
-        plots=[(n, p.name) for n, p in plots.items()],
+        plots=[(n, _data_uri(p)) for n, p in plots.items()],
     )
 
 
