@@ -275,6 +275,22 @@ class Aggregate(Frozen):
 # ----------------------------------------------------------------------------- runs
 
 
+class RunModels(Frozen):
+    """The models a run used, one record written by the sweep and read by calibration (the
+    manifest's ``models``): ``judge`` is the LLM behind the judges (None for offline judges),
+    ``generator`` the LLM that wrote the answers (the generator's ``name@version`` when it is
+    not an LLM), ``retriever`` the retrieval pipeline."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    retriever: str | None = None
+    generator: str | None = None
+    judge: str | None = None
+
+    def as_dict(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump().items() if v is not None}
+
+
 class RunManifest(BaseModel):
     """What identifies a run: the data, the configuration and every versioned component."""
 
@@ -292,3 +308,13 @@ class RunManifest(BaseModel):
     started_at: str
     finished_at: str | None = None
     status: Literal["running", "finished", "failed", "stopped_budget"] = "running"
+
+    def used_models(self) -> RunModels:
+        """``models`` as the typed record (a run stored with only ``llm`` recorded: that model
+        is the judges' when they were LLM or ragas judges)."""
+        models = dict(self.models)
+        legacy = models.pop("llm", None)
+        backend = self.config.get("full", {}).get("judges", {}).get("backend")
+        if legacy and "judge" not in models and backend in ("llm", "ragas"):
+            models["judge"] = legacy
+        return RunModels.model_validate(models)

@@ -32,8 +32,8 @@ def test_unknown_run_is_a_clear_error(tmp_path):
 
 
 def test_sweep_whose_judge_calls_all_fail_says_why_and_exits_2(tmp_path, monkeypatch):
-    """An unreachable endpoint: the run is stored, each judge's distinct error is printed, and
-    the exit code is 2 rather than a silent 'no k could be chosen' with exit 0."""
+    """An unreachable endpoint: the run is stored as failed, the judge's first error is printed,
+    and the exit code is 2 rather than a silent 'no k could be chosen' with exit 0."""
     from ragjudge.resources import demo_dir
     from ragjudge.store import RunStore
 
@@ -52,7 +52,7 @@ def test_sweep_whose_judge_calls_all_fail_says_why_and_exits_2(tmp_path, monkeyp
     res = run("sweep", "--config", str(cfg), "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert res.returncode == 2, res.stderr
     text = " ".join(res.stderr.split())
-    assert "faithfulness: provider_error x6:" in text and "cannot reach the LLM endpoint" in text
-    assert "every judge call failed (6 results)" in text and "Traceback" not in text
+    assert "every call of faithfulness (6 calls; first error:" in text
+    assert "cannot reach the LLM endpoint" in text and "Traceback" not in text
     runs = RunStore().list_runs()
-    assert len(runs) == 1 and runs[0].status == "finished"
+    assert len(runs) == 1 and runs[0].status == "failed"

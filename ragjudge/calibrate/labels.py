@@ -140,11 +140,19 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 yield line_no, row
         return
     with path.open(encoding="utf-8-sig", newline="") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None:
-            raise DataError("empty file: expected a header row", path=path, line=1)
-        for row in reader:
-            yield reader.line_num, dict(row)
+        # strict: a quote left open is an error (not a field running to the end of the file)
+        reader = csv.DictReader(fh, strict=True)
+        start = 1
+        try:
+            if reader.fieldnames is None:
+                raise DataError("empty file: expected a header row", path=path, line=1)
+            start = reader.line_num + 1
+            for row in reader:
+                yield reader.line_num, dict(row)
+                start = reader.line_num + 1
+        except csv.Error as exc:
+            hint = "; is a quote left open?" if "end of data" in str(exc) else ""
+            raise DataError(f"malformed CSV: {exc}{hint}", path=path, line=start) from None
 
 
 def _text(row: dict[str, Any], key: str) -> str:

@@ -6,13 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from ragjudge.errors import ConfigError
-from ragjudge.schema import JudgeResult, JudgeStatus
-
-CALL_FAILURES = frozenset(
-    {JudgeStatus.provider_error, JudgeStatus.timeout, JudgeStatus.rate_limited}
-)
-"""Statuses that mean the endpoint could not be used, not that the judge could not decide."""
+from ragjudge.schema import JudgeResult
 
 
 def failure_lines(results: Mapping[str, Sequence[JudgeResult]], limit: int = 3) -> list[str]:
@@ -27,11 +21,11 @@ def failure_lines(results: Mapping[str, Sequence[JudgeResult]], limit: int = 3) 
 
 
 def check_endpoint_used(results: Mapping[str, Sequence[JudgeResult]]) -> None:
-    """Raise ``ConfigError`` (exit code 2) when every result failed to reach the endpoint
-    (provider_error / timeout / rate_limited): a misconfigured run, not a low score."""
-    flat = [r for rs in results.values() for r in rs]
-    if flat and all(r.status in CALL_FAILURES for r in flat):
-        raise ConfigError(
-            f"every judge call failed ({len(flat)} results), so nothing was scored; "
-            f"the first error: {flat[0].error or flat[0].status.value}"
-        )
+    """Raise ``StageFailedError`` (exit code 2) when a judge's every call failed to reach the
+    endpoint (``ragjudge.sweep.stages.judging_failure``: results decided without a call, such
+    as ``skipped_missing_reference``, do not hide it): a misconfigured run, not a low score."""
+    from ragjudge.sweep.stages import StageFailedError, judging_failure
+
+    failure = judging_failure(results)
+    if failure is not None:
+        raise StageFailedError(failure)

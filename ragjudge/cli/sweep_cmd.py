@@ -63,8 +63,10 @@ def sweep(
 
     Running the same command again resumes an unfinished run of the same config;
     ``--resume RUN_ID`` alone continues a run with its stored config. Prints the distinct
-    error of unscored judge results; exit code 3 when the budget stopped the run, 2 when every
-    judge call failed (endpoint unreachable, wrong key): the run is stored either way.
+    error of unscored judge results. Exit code 3 when the budget stopped the run (no k is
+    chosen from a partial run); 2 when every LLM call of a stage (reranking, generation, or one
+    judge) failed, e.g. endpoint unreachable or wrong key: the run is stored as ``failed``
+    (resumable) and the first error is printed.
     """
     from ragjudge.errors import ConfigError
     from ragjudge.store import RunStore
@@ -72,14 +74,12 @@ def sweep(
     from ragjudge.sweep.render import write_report
     from ragjudge.sweep.run import run_sweep
 
-    store = RunStore()
-    if config is not None:
-        cfg = load_config(config)
-    elif resume is not None:
-        # The run's own configuration, as stored in its manifest.
-        cfg = SweepConfig.model_validate(store.manifest(store.resolve(resume)).config["full"])
-    else:
+    if config is None and resume is None:
         raise ConfigError("give --config sweep.yaml, or --resume RUN_ID to continue a run")
+    cfg = load_config(config) if config is not None else None  # a bad config before the store
+    store = RunStore()
+    if cfg is None:  # the run's own configuration, as stored in its manifest
+        cfg = SweepConfig.model_validate(store.manifest(store.resolve(str(resume))).config["full"])
     err = _console()
     tags = {name: value for name, _, value in (t.partition("=") for t in tag)}
     outcome = run_sweep(
@@ -94,20 +94,22 @@ def sweep(
     folder = out or Path(f"sweep-{outcome.run_id}")
     write_report(outcome.summary, folder)
     _print_summary(outcome.summary)
-    err.print(
-        f"run {outcome.run_id}: {outcome.status}; LLM calls sent {outcome.llm_calls}, "
-        f"cache hits {outcome.cached_calls}; report in {folder}/"
-    )
-    if outcome.status == "stopped_budget":
-        raise typer.Exit(3)
-    from ragjudge.cli.failures import check_endpoint_used, failure_lines
+    calls = ""
+    if outcome.llm_calls or outcome.cached_calls:
+        calls = (
+            f"LLM calls sent {outcome.llm_calls}, answered {outcome.llm_answered}, "
+            f"cache hits {outcome.cached_calls}; "
+        )
+    err.print(f"run {outcome.run_id}: {outcome.status}; {calls}report in {folder}/")
+    from ragjudge.cli.failures import failure_lines
 
     results: dict[str, list[JudgeResult]] = {}
     for row in store.judge_results(outcome.run_id):
         results.setdefault(row.judge, []).append(row.result)
     for line in failure_lines(results):
         err.print(line, style="yellow", markup=False, soft_wrap=True)
-    check_endpoint_used(results)
+    if outcome.status == "stopped_budget":
+        raise typer.Exit(3)
 
 
 def demo(

@@ -51,12 +51,18 @@ class ChatGenerator:
         prompt: str = "generate/answer",
         max_sentences: int = 4,
         budget: ContextBudget | None = None,
+        temperature: float = 0.0,
+        max_tokens: int | None = None,
     ) -> None:
         self._client = client
         self.prompt = load_prompt(prompt)
         self.version = self.prompt.version
         self.max_sentences = max_sentences
         self.budget = budget or ContextBudget()
+        self.sampling: dict[str, Any] = {"temperature": temperature}
+        """Generation settings sent with every call (``max_tokens`` None: the client's)."""
+        if max_tokens is not None:
+            self.sampling["max_tokens"] = max_tokens
 
     @property
     def client(self) -> ChatClient:
@@ -75,7 +81,7 @@ class ChatGenerator:
             no_answer=NO_ANSWER,
         )
         res = await self.client.chat(
-            messages, prompt=self.prompt.ref, tags={"case": case.id, "k": k}, temperature=0.0
+            messages, prompt=self.prompt.ref, tags={"case": case.id, "k": k}, **self.sampling
         )
         base: dict[str, Any] = {
             "case_id": case.id,

@@ -2,7 +2,9 @@
 
 The operating system drops the lock when its process dies (even by ``kill -9``), so a crashed
 run can be resumed at once, while a second process that tries to write the same run while the
-first is alive gets a clear error naming the holder's pid.
+first is alive gets a clear error naming the holder's pid. ``writer_alive`` asks whether some
+live process holds a run's lock: a run stored as ``running`` without one was killed, and the
+store shows it as ``interrupted``.
 """
 
 from __future__ import annotations
@@ -19,11 +21,32 @@ class RunLockedError(RagjudgeError):
     """Another live process is writing this run."""
 
 
+def lock_path(store_path: Path, run_id: str) -> Path:
+    """The lock file of ``run_id`` in the store at ``store_path``."""
+    return store_path.parent / "locks" / f"{store_path.stem}-{run_id}.lock"
+
+
+def writer_alive(store_path: Path, run_id: str) -> bool:
+    """True when a live process holds the run's lock (its lock cannot be taken now)."""
+    path = lock_path(store_path, run_id)
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False  # never locked here (or the lock folder is gone): no live writer
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock taken here
+    return False
+
+
 class RunLock:
     """``with RunLock(store_path, run_id):`` holds the run's write lock for the block."""
 
     def __init__(self, store_path: Path, run_id: str) -> None:
-        self.path = store_path.parent / "locks" / f"{store_path.stem}-{run_id}.lock"
+        self.path = lock_path(store_path, run_id)
         self.run_id = run_id
         self._fd: int | None = None
 

@@ -3,7 +3,9 @@
 Contract (stable; the regression report and calibration read runs through it):
 
 - ``RunStore(path=None)`` opens ``state_path("runs.sqlite")`` unless given a path.
-- A run is identified by ``run_id``; its ``RunManifest`` is stored as JSON.
+- A run is identified by ``run_id``; its ``RunManifest`` is stored as JSON. A run stored as
+  ``running`` whose writer holds no lock any more (``ragjudge.store.lock``) reads as
+  ``interrupted``: it was killed, and can be resumed.
 - Items are keyed ``(case_id, k)``; the item id of a judged answer is ``item_id(case_id, k)``
   = ``f"{case_id}@k{k}"``.
 - Every write is one transaction: a process killed at any point leaves whole rows only, and a
@@ -33,6 +35,7 @@ from typing import Any, NamedTuple
 from ragjudge.errors import ConfigError, RagjudgeError, sqlite_file_error
 from ragjudge.home import state_path
 from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest
+from ragjudge.store.lock import writer_alive
 
 SCHEMA_VERSION = 1
 
@@ -283,7 +286,10 @@ class RunStore:
             hint = f"; known runs: {', '.join(known[-5:])}" if known else "; the store is empty"
             raise ConfigError(f"no run {run_id!r} in {self.path}{hint}")
         m = RunManifest.model_validate_json(rows[0][0])
-        return m.model_copy(update={"tags": self._tags(run_id)})
+        update: dict[str, Any] = {"tags": self._tags(run_id)}
+        if m.status == "running" and not writer_alive(self.path, run_id):
+            update["status"] = "interrupted"  # its writer died (kill -9, power loss)
+        return m.model_copy(update=update)
 
     def _tags(self, run_id: str) -> dict[str, str]:
         return dict(self._query("SELECT tag, value FROM tags WHERE run_id = ?", (run_id,)))

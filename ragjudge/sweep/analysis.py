@@ -8,8 +8,11 @@ The objective of case q at k is the weighted mean of the metrics scored for q at
     O(q, k) = sum_m w_m * s_m(q, k) / sum_{m scored} w_m  -  lambda * c(q, k) / scale,
 
 with default weights equal over the sweep's judges, and the optional penalty c (context tokens,
-generation tokens or generation cost at k). A case is kept for the choice of k only if O(q, k)
-is defined at every k, so that all k are compared on the same cases.
+generation tokens or generation cost at k). O(q, k) is undefined while a weighted judge has not
+judged q at k (a partial run): a missing judgement never shrinks the average to fewer metrics.
+A case is kept for the choice of k only if O(q, k) is defined at every k, so that all k are
+compared on the same cases. A run that is not ``finished`` (budget stop, interrupted, failed)
+gets no best k, only its tables, and the reason.
 
 best k = argmax_k mean_q O(q, k) (ties go to the smaller k). k is *within noise* of the best
 when the 95% paired-bootstrap interval of mean_q (O(q, k) - O(q, best)) contains 0, or, with a
@@ -171,6 +174,16 @@ def analyse(
 
     answers = {(a.case_id, a.k): a for a in data.answers}
     choice, per_k_objective = _choose_k(scores, answers, cases, ks, judges, objective, seed)
+    status = data.manifest.status if data.manifest is not None else "finished"
+    if status != "finished":
+        choice = KChoice(
+            best_k=None,
+            n_cases=choice.n_cases,
+            weights=choice.weights,
+            penalty=choice.penalty,
+            reason=f"the run is {status}, so some k may lack judgements: a k is chosen from "
+            "a finished run only (resume it to finish); the tables show what it has",
+        )
     for k in ks:
         obj_vals = per_k_objective.get(k, [])
         metrics.append(
@@ -213,7 +226,11 @@ def _choose_k(
         for c in cases:
             num = den = 0.0
             for m, w in weights.items():
-                s = scores.get((m, k), {}).get(c)
+                per_case = scores.get((m, k), {})
+                if m in judges and c not in per_case:  # not judged yet (a partial run)
+                    den = 0.0
+                    break
+                s = per_case.get(c)
                 if s is not None:
                     num += w * s
                     den += w

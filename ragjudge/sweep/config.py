@@ -27,25 +27,32 @@ Example::
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import inspect
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    StrictInt,
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from ragjudge.errors import ConfigError
+from ragjudge.io.yamlfile import KeyPath
 from ragjudge.judges.registry import JUDGE_NAMES
 
 DEFAULT_KS = list(range(1, 11))
+RETRIEVAL_METRIC_NAMES = ("precision", "recall", "ndcg", "hit_rate", "mrr")
+"""Retrieval metrics a sweep stores at every k; the objective may weight them by these names."""
 
 
 class _Strict(BaseModel):
@@ -162,7 +169,8 @@ class SweepConfig(_Strict):
     rerankers: list[RerankerConfig] = Field(default_factory=list)
     generator: GeneratorConfig = Field(default_factory=GeneratorConfig)
     judges: JudgesConfig = Field(default_factory=JudgesConfig)
-    ks: list[int] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1)
+    ks: list[StrictInt] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1)
+    """Strict integers: ``true`` (which YAML reads as a bool) or ``"3"`` are refused."""
     concurrency: int = Field(default=8, ge=1, le=1024)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
@@ -178,6 +186,21 @@ class SweepConfig(_Strict):
         if dup:
             raise ValueError(f"duplicate k values: {', '.join(map(str, dup))}")
         return sorted(v)
+
+    @model_validator(mode="after")
+    def _weights_name_metrics(self) -> SweepConfig:
+        """An objective weight must name a judge of this sweep or a retrieval metric: a typo
+        (``faithfulnes``) would otherwise weight a metric that is never scored."""
+        known = [*self.judges.names, *RETRIEVAL_METRIC_NAMES]
+        for name in self.objective.weights or {}:
+            if name not in known:
+                close = difflib.get_close_matches(name, known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ValueError(
+                    f"objective.weights.{name}: not a judge of this sweep nor a retrieval "
+                    f"metric; {hint}known: {', '.join(known)}"
+                )
+        return self
 
     @property
     def k_max(self) -> int:
@@ -223,19 +246,100 @@ def diff_definitions(old: Any, new: Any, prefix: str = "") -> list[str]:
     return []
 
 
-def _format_validation(exc: ValidationError, source: str) -> str:
-    lines = []
+def _format_validation(
+    exc: ValidationError, source: str, lines: Mapping[KeyPath, int] | None = None
+) -> str:
+    """One line per error: ``source:line: key: problem`` (the line where the YAML loader can
+    give it), with the offending value."""
+    out = []
     for err in exc.errors():
-        loc = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        loc: tuple[Any, ...] = tuple(err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        if not loc:  # a model-level check names its key at the start of the message
+            head = msg.split(":", 1)[0]
+            if "." in head and " " not in head:
+                loc = tuple(int(p) if p.isdigit() else p for p in head.split("."))
+                msg = msg.split(":", 1)[1].strip()
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        line = (lines or {}).get(loc)
+        where = f"{source}:{line}" if line else source
         if err["type"] == "extra_forbidden":
-            lines.append(f"unknown key {loc!r}")
+            out.append(f"{where}: unknown key {key!r}")
+        elif err["type"].endswith("_type") or err["type"].endswith("_parsing"):
+            out.append(f"{where}: {key}: {msg} (got {json.dumps(err.get('input'), default=str)})")
         else:
-            lines.append(f"{loc}: {err['msg']}")
-    return f"{source}: invalid sweep config:\n  " + "\n  ".join(lines)
+            out.append(f"{where}: {key}: {msg}")
+    return "invalid sweep config:\n  " + "\n  ".join(out)
 
 
-def parse_config(data: Any, *, base_dir: Path | None = None, source: str = "config") -> SweepConfig:
-    """Validate a config mapping; relative dataset paths resolve against ``base_dir``."""
+def _option_names(target: Any, skip: Sequence[str] = ()) -> set[str] | None:
+    """Keyword names ``target``'s constructor accepts (None: it takes ``**kwargs``)."""
+    params = inspect.signature(target).parameters.values()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    return {p.name for p in params if p.name not in skip}
+
+
+def _component_options(config: SweepConfig) -> list[tuple[KeyPath, dict[str, Any], Any]]:
+    """(where, options, constructor) of each built-in component's options in ``config``."""
+    from ragjudge.generate import ChatGenerator, ExtractiveGenerator
+    from ragjudge.retrieval.bm25 import BM25Retriever
+    from ragjudge.retrieval.dense import DenseRetriever
+    from ragjudge.retrieval.hybrid import HybridRetriever
+
+    opts = dict(config.retriever.options)
+    found: list[tuple[KeyPath, dict[str, Any], Any]] = []
+    kind = config.retriever.kind
+    where: KeyPath = ("retriever", "options")
+    if kind == "bm25":
+        found.append((where, opts, BM25Retriever))
+    elif kind == "dense":
+        found.append((where, opts, DenseRetriever))
+    elif kind == "hybrid":
+        for part, cls in (("bm25", BM25Retriever), ("dense", DenseRetriever)):
+            sub = opts.pop(part, None)
+            if isinstance(sub, dict):
+                found.append(((*where, part), sub, cls))
+        opts.pop("encoder", None)
+        found.append((where, opts, HybridRetriever))
+    gen = {"extractive": ExtractiveGenerator, "chat": ChatGenerator}.get(config.generator.kind)
+    if gen is not None:
+        found.append((("generator", "options"), dict(config.generator.options), gen))
+    return found
+
+
+def check_options(
+    config: SweepConfig, source: str = "config", lines: Mapping[KeyPath, int] | None = None
+) -> None:
+    """Refuse an option the component would not accept (a typo in ``retriever.options`` or
+    ``generator.options`` would otherwise fail only when the run starts), naming the key.
+    Objects (``client``, ``dense``/``sparse`` retrievers) cannot come from a file."""
+    for where, options, target in _component_options(config):
+        allowed = _option_names(target, skip=("self", "client", "dense", "sparse"))
+        if allowed is None:
+            continue
+        for name in options:
+            if name not in allowed:
+                path = (*where, name)
+                line = (lines or {}).get(path)
+                close = difflib.get_close_matches(name, sorted(allowed), n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise ConfigError(
+                    f"{source}{f':{line}' if line else ''}: unknown key "
+                    f"{'.'.join(map(str, path))!r} for {target.__name__}; {hint}"
+                    f"known: {', '.join(sorted(allowed)) or '(none)'}"
+                )
+
+
+def parse_config(
+    data: Any,
+    *,
+    base_dir: Path | None = None,
+    source: str = "config",
+    lines: Mapping[KeyPath, int] | None = None,
+) -> SweepConfig:
+    """Validate a config mapping; relative dataset paths resolve against ``base_dir``.
+    ``lines`` (from ``ragjudge.io.yamlfile``) lets errors name ``source:line``."""
     if not isinstance(data, dict):
         raise ConfigError(
             f"{source}: a sweep config is a mapping of keys, got {type(data).__name__}"
@@ -243,7 +347,8 @@ def parse_config(data: Any, *, base_dir: Path | None = None, source: str = "conf
     try:
         config = SweepConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(_format_validation(exc, source)) from None
+        raise ConfigError(f"{source}: " + _format_validation(exc, source, lines)) from None
+    check_options(config, source, lines)
     if base_dir is not None:
         p = Path(config.dataset.path)
         if not p.is_absolute():
@@ -253,16 +358,9 @@ def parse_config(data: Any, *, base_dir: Path | None = None, source: str = "conf
 
 
 def load_config(path: str | Path) -> SweepConfig:
-    """Read and validate a sweep YAML file."""
+    """Read and validate a sweep YAML file (duplicate keys refused, errors at file:line)."""
+    from ragjudge.io.yamlfile import load_yaml
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"cannot read sweep config {p}: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ConfigError(f"{p}{where}: not valid YAML: {exc}") from None
-    return parse_config(data, base_dir=p.resolve().parent, source=str(p))
+    data, lines = load_yaml(p, "sweep config")
+    return parse_config(data, base_dir=p.resolve().parent, source=str(p), lines=lines)

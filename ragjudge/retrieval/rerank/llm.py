@@ -6,8 +6,9 @@ bottom of the list to the top in steps of ``step`` (so a relevant passage can cl
 ``rerank/listwise`` prompt and expects ``[i] > [j] > ...``; identifiers that are missing,
 repeated or out of range are ignored and the passages not named keep their relative order
 after the named ones. A failed call (an ``LLMResult`` with an error) leaves its window as it was
-and is counted in ``failed_calls``. The final score of the document at position p (from 0) of n
-is n - p.
+and is counted in ``failed_calls`` (the latest message in ``last_error``); an order touched by a
+failed call is not kept in ``rerank.sqlite``. The final score of the document at position p
+(from 0) of n is n - p.
 
 Costs: every call goes through ``ragjudge.llm.LLMClient`` (its call cache makes a repeated
 window free); the final order is also kept in ``rerank.sqlite`` keyed by (model, window, step,
@@ -92,6 +93,8 @@ class LLMListwiseReranker:
         self.texts = DocumentTexts(self.name)
         self.failed_calls = 0
         self.calls = 0
+        self.last_error: str | None = None
+        """The message of the latest failed call (the sweep names it when all failed)."""
 
     def index(self, documents: Sequence[Document]) -> None:
         self.texts.index(documents)
@@ -117,6 +120,7 @@ class LLMListwiseReranker:
         res = await self._client().chat(messages, prompt=self.prompt.ref, tags=tags, temperature=0)
         if not res.ok:
             self.failed_calls += 1
+            self.last_error = res.error.message if res.error else "no reply"
             return list(range(len(docs)))
         return parse_permutation(str(res.value), len(docs))
 
@@ -137,10 +141,12 @@ class LLMListwiseReranker:
         keys = [f"{list_key}:{h}" for h in hashes]
         found = cache.peek(query, keys)
         if len(found) < len(keys):
+            failed = self.failed_calls
             order = await self._order(ranking.query_id, query, docs)
             pos = {content_hash(d): p for p, d in enumerate(order)}
             found = {f"{list_key}:{h}": float(len(order) - pos[h]) for h in hashes}
-            cache.put(query, found)
+            if self.failed_calls == failed:  # an order left as it was by a failure is not kept
+                cache.put(query, found)
             cache.misses += len(keys)
         else:
             cache.hits += len(keys)
