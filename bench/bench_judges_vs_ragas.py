@@ -115,9 +115,9 @@ class Server:
 
 
 def run_ragjudge(samples: list[dict[str, Any]], base_url: str, concurrency: int) -> dict[str, Any]:
-    from ragjudge.judges.llm.base import judge_clients
     from ragjudge.judges.registry import create_judge
     from ragjudge.judges.runner import run_judges
+    from ragjudge.llm import judge_clients
     from ragjudge.schema import JudgeInput
     from ragjudge.stats import aggregate
 

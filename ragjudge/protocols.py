@@ -7,9 +7,14 @@ Contracts:
   given documents (it never adds a document the first stage did not return).
 - ``Generator.generate(case, contexts, k)`` answers from exactly the contexts it is given.
 - ``Judge.judge(item)`` never raises for a bad item or a failed call: it returns a
-  ``JudgeResult`` with a typed status.
-- ``PrefixJudge`` judges once at the largest k and derives the result at any smaller k from
-  the prefix of its evidence (context recall and precision), at no further cost.
+  ``JudgeResult`` with a typed status. A judge declares what it reads: ``needs_answer``,
+  ``needs_contexts`` and ``requires_reference``; callers use these declarations (the shared
+  pre-check ``ragjudge.judges.base.precheck`` before every call, the sweep's de-duplication of
+  identical inputs), never the judge's name. ``backend`` is ``offline``, ``llm``, ``ragas`` or
+  ``custom`` and is written on every result.
+- ``PrefixJudge`` (a judge with ``at_k``) judges once at the largest k and derives the result
+  at any smaller k from the prefix of its evidence (context recall and precision), at no
+  further cost; the sweep treats every judge with ``at_k`` so, whatever its name.
 """
 
 from __future__ import annotations
@@ -59,7 +64,10 @@ class Generator(Protocol):
 class Judge(Protocol):
     name: str
     version: str
+    backend: str
     requires_reference: bool
+    needs_answer: bool
+    needs_contexts: bool
 
     async def judge(self, item: JudgeInput) -> JudgeResult: ...
 

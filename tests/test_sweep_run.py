@@ -218,8 +218,9 @@ def test_sweep_reuses_prefix_and_identical_inputs(tmp_path):
     assert out.counts["retrieval_metrics"] == 6 * ks * 5
 
     relevancy, faithfulness, precision = comp.judges
-    # the prefix judge ran once per case, at k_max only
-    assert set(precision.calls) == {f"{c.id}@k4" for c in make_testset().cases}
+    # the prefix judge ran once per case, at k_max only (a case without a reference stops at
+    # the shared pre-check: skipped_missing_reference without a call)
+    assert set(precision.calls) == {f"{c.id}@k4" for c in make_testset().cases if c.reference}
     assert all(n == 1 for n in precision.calls.values())
     # relevancy reads question + answer only: the generator repeats its answer across k here,
     # so each case is judged once; faithfulness also reads the contexts: once per (case, k)
@@ -235,8 +236,8 @@ def test_sweep_reuses_prefix_and_identical_inputs(tmp_path):
     assert by[("context_precision", "q-copper", 1)].usage == TokenUsage()
     assert full.usage.calls == 1
     stored_calls = sum(r.result.usage.calls for r in rows)
-    # every judge call is stored once with its usage (the skipped q-none made no call)
-    assert stored_calls == sum(sum(j.calls.values()) for j in comp.judges) - 1
+    # every judge call is stored once with its usage (q-none stopped at the pre-check)
+    assert stored_calls == sum(sum(j.calls.values()) for j in comp.judges)
     assert by[("context_precision", "q-none", 2)].status == JudgeStatus.skipped_missing_reference
     s = out.summary
     assert s.choice.best_k in s.ks and s.choice.n_cases == n_cases
@@ -345,7 +346,7 @@ def test_failed_generation_is_generated_and_judged_again_on_resume(tmp_path):
         for r in store.judge_results(out.run_id)
         if r.case_id == "q-tin" and r.judge == "faithfulness"
     }
-    assert faith[1].score == 0.0  # an empty answer shares no word with the question
+    assert faith[1].status == JudgeStatus.invalid_input  # the shared pre-check: empty answer
 
     fixed = parts()
     run_sweep(config(), store=store, components=fixed, testset=make_testset(), resume=out.run_id)

@@ -32,16 +32,16 @@ class RunData(BaseModel):
     """case id -> reference answer, when known."""
 
     def judge_model(self) -> str | None:
-        """The model behind the run's judges (manifest ``models['judge']``), if recorded."""
+        """The model behind the run's judges (``RunModels.judge``), if recorded."""
         if self.manifest is None:
             return None
-        return self.manifest.models.get("judge")
+        return self.manifest.used_models().judge
 
     def generator_models(self) -> dict[str, str]:
-        """item id -> generating model, when the run records one (``models['generator']``)."""
+        """item id -> generating model, when the run records one (``RunModels.generator``)."""
         if self.manifest is None:
             return {}
-        model = self.manifest.models.get("generator")
+        model = self.manifest.used_models().generator
         if not model:
             return {}
         return dict.fromkeys(self.answers, model)

@@ -18,43 +18,20 @@ BACKENDS = ("offline", "llm", "ragas")
 
 
 def import_plugins(modules: list[str]) -> None:
-    """Import user modules that register their own judges (``--plugin``)."""
+    """Import user modules that register their own judges (``--plugin``). The working
+    directory is importable, as it is for ``python -m``: a ``my_judges.py`` beside the data
+    needs no ``PYTHONPATH``."""
     import importlib
+    import sys
 
+    cwd = str(Path.cwd())
+    if modules and cwd not in sys.path:
+        sys.path.insert(0, cwd)
     for module in modules:
         try:
             importlib.import_module(module)
         except ImportError as exc:
             raise ConfigError(f"cannot import plugin {module!r}: {exc}") from exc
-
-
-def default_backend() -> str:
-    """``llm`` when an endpoint is configured (``OPENAI_BASE_URL`` / ``RAGJUDGE_BASE_URL``),
-    else ``offline``."""
-    from ragjudge.llm.settings import LLMSettings
-
-    return "llm" if LLMSettings.configured() else "offline"
-
-
-def build_judges(names: list[str], backend: str, concurrency: int) -> list[Any]:
-    """The named judges of ``backend``; LLM-backed ones get one client each (own connection
-    pool; shared ledger, cache and endpoint concurrency limit)."""
-    from ragjudge.judges.registry import available, create_judge
-
-    known = available()
-    for name in names:  # fail on a bad name before any client is built
-        if name not in known:
-            raise ConfigError(f"unknown judge {name!r}; known judges: {', '.join(sorted(known))}")
-        if backend not in known[name]:
-            raise ConfigError(
-                f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
-            )
-    if backend in ("llm", "ragas"):
-        from ragjudge.judges.llm.base import judge_clients
-
-        clients = judge_clients(len(names), max_concurrency=concurrency)
-        return [create_judge(n, backend, client=c) for n, c in zip(names, clients, strict=True)]
-    return [create_judge(name, backend) for name in names]
 
 
 def parse_names(judges: str) -> list[str]:
@@ -97,7 +74,10 @@ def register(app: typer.Typer) -> None:
         concurrency: int = typer.Option(16, "--concurrency", min=1, help="Calls in flight."),
         progress: bool = typer.Option(True, "--progress/--no-progress"),
         plugin: list[str] = typer.Option(
-            [], "--plugin", help="Module to import first (registers your own judges)."
+            [],
+            "--plugin",
+            help="Module to import first (registers your own judges); the working directory "
+            "is importable.",
         ),
     ) -> None:
         """Score each row with the judges; print mean ± CI and coverage per judge, and the
@@ -107,6 +87,7 @@ def register(app: typer.Typer) -> None:
 
         from ragjudge.cli.failures import check_endpoint_used, failure_lines
         from ragjudge.judges.items import output_rows, read_items, write_jsonl
+        from ragjudge.judges.registry import build_judges, default_backend
         from ragjudge.judges.runner import run_judges
         from ragjudge.schema import TokenUsage
         from ragjudge.stats import aggregate
@@ -166,7 +147,7 @@ def register(app: typer.Typer) -> None:
         rankings = ret.retrieve({c.id: c.question for c in testset.cases}, k)
         options: dict[str, Any] = {}
         if generator == "chat":
-            from ragjudge.judges.llm.base import default_client
+            from ragjudge.llm import default_client
 
             options["client"] = default_client(max_concurrency=concurrency)
         gen = build_generator(generator, **options)

@@ -67,7 +67,7 @@ class ChatGenerator:
     @property
     def client(self) -> ChatClient:
         if self._client is None:
-            from ragjudge.judges.llm.base import default_client
+            from ragjudge.llm import default_client
 
             self._client = default_client()
         return self._client

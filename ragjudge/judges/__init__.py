@@ -9,7 +9,6 @@
 from ragjudge.judges.prefix import derive_at_k
 from ragjudge.judges.registry import (
     JUDGE_NAMES,
-    PREFIX_JUDGES,
     available,
     create_judge,
     register_judge,
@@ -18,7 +17,6 @@ from ragjudge.judges.runner import run_judges
 
 __all__ = [
     "JUDGE_NAMES",
-    "PREFIX_JUDGES",
     "available",
     "create_judge",
     "derive_at_k",

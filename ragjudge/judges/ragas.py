@@ -203,8 +203,10 @@ class RagasJudge:
         self.name = name
         self.version = f"ragas-{ragas.__version__}"
         self.requires_reference = name in NEEDS_REFERENCE
+        self.needs_answer = name in ("faithfulness", "answer_relevancy")
+        self.needs_contexts = name != "answer_relevancy"
         if client is None:
-            from ragjudge.judges.llm.base import default_client
+            from ragjudge.llm import default_client
 
             client = default_client()
         llm_cls, emb_cls = _classes()

@@ -3,14 +3,17 @@
 ``@register_judge("faithfulness", "offline")`` on a factory (a class or function returning a
 ``Judge``); ``create_judge("faithfulness", "offline", **options)`` builds one.
 ``JUDGE_NAMES`` are the five built-ins; any other registered name works the same way.
+What a judge reads and whether it derives smaller k from k_max are its own declarations
+(``ragjudge.protocols.Judge``), never its name.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 from ragjudge.errors import ConfigError
+from ragjudge.judges.base import conform
 from ragjudge.protocols import Judge
 
 JUDGE_NAMES = (
@@ -21,10 +24,6 @@ JUDGE_NAMES = (
     "context_precision",
 )
 """The built-in judges, in report order."""
-
-PREFIX_JUDGES = frozenset({"context_recall", "context_precision"})
-"""Judges that depend only on the contexts and the reference: judged once at the largest k,
-derived at every smaller k from the prefix of their evidence."""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -60,6 +59,34 @@ def available() -> dict[str, list[str]]:
     return out
 
 
+def default_backend() -> str:
+    """``llm`` when an endpoint is configured (``OPENAI_BASE_URL`` / ``RAGJUDGE_BASE_URL``),
+    else ``offline``."""
+    from ragjudge.llm.settings import LLMSettings
+
+    return "llm" if LLMSettings.configured() else "offline"
+
+
+def build_judges(names: Sequence[str], backend: str, concurrency: int = 16) -> list[Judge]:
+    """The named judges of ``backend``; LLM-backed ones get one client each (own connection
+    pool; shared ledger, cache and endpoint concurrency limit). Every name is checked before
+    any client is built."""
+    known = available()
+    for name in names:
+        if name not in known:
+            raise ConfigError(f"unknown judge {name!r}; known judges: {', '.join(sorted(known))}")
+        if backend not in known[name]:
+            raise ConfigError(
+                f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
+            )
+    if backend in ("llm", "ragas"):
+        from ragjudge.llm import judge_clients
+
+        clients = judge_clients(len(names), max_concurrency=concurrency)
+        return [create_judge(n, backend, client=c) for n, c in zip(names, clients, strict=True)]
+    return [create_judge(name, backend) for name in names]
+
+
 def create_judge(name: str, backend: str, **options: Any) -> Judge:
     """Build a registered judge; an unknown name or backend lists the known ones."""
     _load_builtins()
@@ -73,4 +100,4 @@ def create_judge(name: str, backend: str, **options: Any) -> Judge:
         raise ConfigError(
             f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
         )
-    return factory(**options)
+    return conform(factory(**options))

@@ -12,19 +12,10 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
+from ragjudge.judges.base import conform, precheck, result_backend
+from ragjudge.judges.items import cap_item, record_truncation
 from ragjudge.protocols import Judge
 from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
-
-
-def _backend(judge: Judge) -> str:
-    backend = getattr(judge, "backend", None)
-    if backend in ("offline", "llm", "ragas"):
-        return str(backend)
-    module = type(judge).__module__
-    for name in ("offline", "llm", "ragas"):
-        if f".judges.{name}" in module:
-            return name
-    return "custom"
 
 
 def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
@@ -32,7 +23,7 @@ def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
     return JudgeResult(
         judge=judge.name,
         judge_version=str(getattr(judge, "version", "")),
-        backend=_backend(judge),
+        backend=result_backend(judge),
         item_id=item.id,
         score=None,
         status=JudgeStatus.provider_error,
@@ -41,9 +32,17 @@ def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
 
 
 async def judge_one(judge: Judge, item: JudgeInput) -> JudgeResult:
-    """``judge.judge(item)``, with an exception turned into a typed result."""
+    """``judge.judge(item)`` after the shared pre-check (``ragjudge.judges.base.precheck``),
+    with an exception turned into a typed result. An offline judge reads the item cut to
+    bounded length (``ragjudge.judges.items.cap_item``; the cut is in ``evidence.features``)."""
+    skip = precheck(judge, item)
+    if skip is not None:
+        return skip
+    cut: dict[str, float] = {}
+    if result_backend(judge) == "offline":  # bounded work on hostile input (items.cap_item)
+        item, cut = cap_item(item)
     try:
-        return await judge.judge(item)
+        return record_truncation(await judge.judge(item), cut)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -61,6 +60,7 @@ async def run_judges(
 
     ``progress`` shows a rich progress bar on stderr (total = judges x items).
     """
+    judges = [conform(j) for j in judges]
     names = [j.name for j in judges]
     if len(set(names)) != len(names):
         raise ValueError(f"two judges share a name: {names}")

@@ -1,8 +1,16 @@
 """The LLM layer: one async client for every OpenAI-compatible endpoint, with retries,
 adaptive concurrency, structured output, a cost ledger and a content-addressed cache
-(``docs/llm.md``)."""
+(``docs/llm.md``).
+
+The client factories live here, so that every part that calls an LLM (judges, the chat
+generator, the LLM reranker) builds its client from this layer and none imports another:
+``default_client()`` is the client configured from the environment, ``judge_clients(n)`` are
+``n`` clients sharing one ledger and one cache.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from ragjudge.llm.cache import LLMCache, cache_key
 from ragjudge.llm.client import LLMClient
@@ -10,6 +18,24 @@ from ragjudge.llm.ledger import Ledger, LedgerEntry, Price, PriceTable
 from ragjudge.llm.settings import LLMSettings
 from ragjudge.llm.tokens import DryRunEstimate, dry_run, estimate_tokens
 from ragjudge.llm.types import TEMPLATE_HEADER, LLMError, LLMResult
+
+
+def default_client(**overrides: Any) -> LLMClient:
+    """The LLM client configured from the environment (``OPENAI_BASE_URL`` etc.),
+    ``overrides`` winning."""
+    return LLMClient.from_env(**overrides)
+
+
+def judge_clients(count: int, **overrides: Any) -> list[LLMClient]:
+    """``count`` clients of the configured endpoint sharing one ledger and one cache.
+
+    Each has its own HTTP connection pool: httpcore scans every pooled connection on each
+    request, so one pool of C connections costs O(C) CPU per request, and C/n per pool when
+    the judges of a run each use their own (the endpoint's concurrency limit stays shared).
+    """
+    ledger, cache = Ledger(), LLMCache()
+    return [LLMClient.from_env(ledger=ledger, cache=cache, **overrides) for _ in range(count)]
+
 
 __all__ = [
     "TEMPLATE_HEADER",
@@ -24,6 +50,8 @@ __all__ = [
     "Price",
     "PriceTable",
     "cache_key",
+    "default_client",
     "dry_run",
     "estimate_tokens",
+    "judge_clients",
 ]

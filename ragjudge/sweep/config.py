@@ -72,10 +72,26 @@ class DatasetConfig(_Strict):
     """Keep a random subset of this many test cases (seeded by ``seed``; file order kept)."""
 
 
+def _builtin_or_import_path(value: str, builtins: tuple[str, ...]) -> str:
+    from ragjudge.adapters import is_import_path
+
+    if value in builtins or is_import_path(value):
+        return value
+    raise ValueError(f"use one of {', '.join(builtins)} or an import path 'package.module:object'")
+
+
 class RetrieverConfig(_Strict):
-    kind: Literal["bm25", "dense", "hybrid"] = "hybrid"
+    kind: str = "hybrid"
+    """``bm25``, ``dense``, ``hybrid`` or an import path ``package.module:object`` naming a
+    retriever (``ragjudge.adapters.as_retriever``: an object with ``index`` / ``retrieve``, a
+    LangChain retriever or a function ``(question, k)``)."""
     options: dict[str, Any] = Field(default_factory=dict)
     """Keyword options passed to ``build_retriever``."""
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        return _builtin_or_import_path(v, ("bm25", "dense", "hybrid"))
 
 
 class RerankerConfig(_Strict):
@@ -100,13 +116,35 @@ class RerankerConfig(_Strict):
 
 
 class GeneratorConfig(_Strict):
-    kind: Literal["extractive", "chat"] = "extractive"
+    kind: str = "extractive"
+    """``extractive``, ``chat`` or an import path ``package.module:object`` naming a generator
+    (``ragjudge.adapters.as_generator``: an object with ``generate``, a LangChain runnable or a
+    function ``(question, contexts)``)."""
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("kind")
+    @classmethod
+    def _kind(cls, v: str) -> str:
+        return _builtin_or_import_path(v, ("extractive", "chat"))
 
 
 class JudgesConfig(_Strict):
-    names: list[str] = Field(default_factory=lambda: list(JUDGE_NAMES), min_length=1)
+    names: list[str] = Field(default_factory=lambda: list(JUDGE_NAMES))
+    """Registered judge names (of ``backend``) or import paths ``package.module:object`` of
+    custom judges (a ``Judge``, a class building one, or an ``@ragjudge.judge`` function)."""
     backend: Literal["offline", "llm", "ragas"] = "offline"
+    criteria: dict[str, str] = Field(default_factory=dict)
+    """Criteria judges (``ragjudge.judges.llm.criteria``): name -> the criterion in plain words,
+    e.g. ``{polite: "Is the answer polite?"}``; they call the configured LLM."""
+
+    @model_validator(mode="after")
+    def _some_judge(self) -> JudgesConfig:
+        if not self.names and not self.criteria:
+            raise ValueError("name at least one judge (names or criteria)")
+        clash = sorted(set(self.names) & set(self.criteria))
+        if clash:
+            raise ValueError(f"judge named both in names and criteria: {', '.join(clash)}")
+        return self
 
     @field_validator("names")
     @classmethod
@@ -191,7 +229,7 @@ class SweepConfig(_Strict):
     def _weights_name_metrics(self) -> SweepConfig:
         """An objective weight must name a judge of this sweep or a retrieval metric: a typo
         (``faithfulnes``) would otherwise weight a metric that is never scored."""
-        known = [*self.judges.names, *RETRIEVAL_METRIC_NAMES]
+        known = [*self.judges.names, *self.judges.criteria, *RETRIEVAL_METRIC_NAMES]
         for name in self.objective.weights or {}:
             if name not in known:
                 close = difflib.get_close_matches(name, known, n=1)
@@ -216,6 +254,8 @@ class SweepConfig(_Strict):
         for stage in data["rerankers"]:  # keep 0 (the default) hashes as before keep existed
             if not stage["keep"]:
                 del stage["keep"]
+        if not data["judges"]["criteria"]:  # likewise no criteria judges
+            del data["judges"]["criteria"]
         return data | {"ks": self.ks, "seed": self.seed}
 
     def definition_hash(self) -> str:

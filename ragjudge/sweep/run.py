@@ -37,7 +37,7 @@ from typing import Any
 
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
-from ragjudge.judges.registry import PREFIX_JUDGES
+from ragjudge.judges.base import conform, is_prefix
 from ragjudge.protocols import Generator, Judge
 from ragjudge.schema import (
     Answer,
@@ -46,6 +46,7 @@ from ragjudge.schema import (
     JudgeStatus,
     Ranking,
     RunManifest,
+    RunModels,
     TestCase,
     TestSet,
     TokenUsage,
@@ -90,7 +91,12 @@ class Components:
     llm: Any | None = None
     """The ``LLMClient`` the LLM-backed parts share (its ledger feeds the run's ledger)."""
     models: dict[str, str] = field(default_factory=dict)
+    """``RunModels.as_dict()``: the models the run used."""
     prompts: dict[str, str] = field(default_factory=dict)
+    custom: dict[str, str] = field(default_factory=dict)
+    """Parts the config does not name as built-ins: role (``retriever``, ``generator``,
+    ``judge:<name>``) -> ``name@version`` (``ragjudge.adapters.identity``); they enter the
+    run's definition, so a changed part never resumes another part's run."""
 
 
 @dataclass
@@ -113,28 +119,36 @@ class SweepOutcome:
 def _uses_llm(config: SweepConfig) -> bool:
     return (
         config.judges.backend in ("llm", "ragas")
+        or bool(config.judges.criteria)
         or config.generator.kind == "chat"
         or any(r.spec.startswith("llm") for r in config.rerankers)
     )
 
 
 def build_components(config: SweepConfig) -> Components:
-    """The retriever pipeline, generator and judges a config names (heavy imports here)."""
+    """The retriever pipeline, generator and judges a config names (heavy imports here); a
+    ``module:object`` name is imported (``ragjudge.adapters``)."""
+    from ragjudge.adapters import as_generator, as_retriever, identity, is_import_path, load_object
     from ragjudge.generate import build_generator
+    from ragjudge.judges.llm.criteria import CriteriaJudge
     from ragjudge.judges.registry import create_judge
     from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
     from ragjudge.retrieval.pipeline import Stage
 
     llm = None
     judge_llms: list[Any] = []
-    models: dict[str, str] = {}
+    names, criteria = config.judges.names, config.judges.criteria
     if _uses_llm(config):
-        from ragjudge.judges.llm.base import judge_clients
+        from ragjudge.llm import judge_clients
 
         # One client per judge (own connection pool), all sharing one ledger and one cache.
-        llm, *judge_llms = judge_clients(1 + len(config.judges.names))
-        models["llm"] = llm.model
-    first = build_retriever(config.retriever.kind, **config.retriever.options)
+        llm, *judge_llms = judge_clients(1 + len(names) + len(criteria))
+    custom: dict[str, str] = {}
+    if is_import_path(config.retriever.kind):
+        first = as_retriever(load_object(config.retriever.kind))
+        custom["retriever"] = identity(first)
+    else:
+        first = build_retriever(config.retriever.kind, **config.retriever.options)
     stages: list[Stage] = []
     for r in config.rerankers:
         if r.spec == "prune":
@@ -145,21 +159,44 @@ def build_components(config: SweepConfig) -> Components:
             stages.append((build_reranker(r.spec), r.depth, r.keep))
     retriever = Pipeline(first, stages=stages) if stages else first
     gen_options = dict(config.generator.options)
-    if config.generator.kind == "chat":
-        gen_options.setdefault("client", llm)
-    generator = build_generator(config.generator.kind, **gen_options)
+    if is_import_path(config.generator.kind):
+        generator = as_generator(load_object(config.generator.kind))
+        custom["generator"] = identity(generator)
+    else:
+        if config.generator.kind == "chat":
+            gen_options.setdefault("client", llm)
+        generator = build_generator(config.generator.kind, **gen_options)
     backend = config.judges.backend
-    judges = [
-        create_judge(n, backend, **({"client": c} if backend != "offline" else {}))
-        for n, c in zip(
-            config.judges.names, judge_llms or [None] * len(config.judges.names), strict=True
-        )
-    ]
-    models["retriever"] = str(getattr(retriever, "name", config.retriever.kind))
-    models["generator"] = f"{generator.name}@{generator.version}"
+    clients = iter(judge_llms or [None] * (len(names) + len(criteria)))
+    judges: list[Judge] = []
+    for n in names:
+        client = next(clients)
+        if is_import_path(n):
+            obj = load_object(n)
+            judge = conform(obj() if isinstance(obj, type) else obj)
+            custom[f"judge:{judge.name}"] = identity(judge)
+        else:
+            judge = create_judge(n, backend, **({"client": client} if backend != "offline" else {}))
+        judges.append(judge)
+    judges += [CriteriaJudge(n, c, client=next(clients)) for n, c in criteria.items()]
+    models = RunModels(
+        retriever=str(getattr(retriever, "name", config.retriever.kind)),
+        generator=llm.model
+        if llm is not None and config.generator.kind == "chat"
+        else f"{generator.name}@{generator.version}",
+        judge=llm.model if llm is not None and (backend != "offline" or criteria) else None,
+    )
     prompts = {f"judge:{j.name}": str(j.version) for j in judges}
     prompts["generator"] = str(generator.version)
-    return Components(retriever, generator, judges, llm=llm, models=models, prompts=prompts)
+    return Components(
+        retriever,
+        generator,
+        judges,
+        llm=llm,
+        models=models.as_dict(),
+        prompts=prompts,
+        custom=custom,
+    )
 
 
 def llm_settings(comp: Components) -> dict[str, Any]:
@@ -197,6 +234,10 @@ def load_dataset(config: SweepConfig) -> TestSet:
 def check_ks(config: SweepConfig, testset: TestSet) -> None:
     """k above the number of retrievable documents (or a reranker depth) is a config error."""
     n_docs = len(testset.documents)
+    if n_docs == 0:
+        ds = config.dataset
+        where = ds.path if ds.format == "squad" else f"{ds.path}/corpus.jsonl"
+        raise ConfigError(f"{where}: the corpus is empty: there is no document to retrieve")
     if config.k_max > n_docs:
         raise ConfigError(
             f"k = {config.k_max} is above the retrievable count: the corpus has {n_docs} "
@@ -214,6 +255,19 @@ def dataset_fingerprint(testset: TestSet) -> str:
     from ragjudge.io import dataset_hash
 
     return str(dataset_hash(testset))
+
+
+def run_definition(config: SweepConfig, comp: Components) -> dict[str, Any]:
+    """What identifies a run's computation: the config's definition; with custom parts, each
+    one's ``name@version`` (``Components.custom``), replacing the config's entry for the
+    retriever and generator roles. Without custom parts it is ``config.definition()``."""
+    definition = config.definition()
+    if comp.custom:
+        for role in ("retriever", "generator"):
+            if role in comp.custom:
+                definition[role] = {"custom": comp.custom[role]}
+        definition["components"] = dict(sorted(comp.custom.items()))
+    return definition
 
 
 def new_run_id(config_hash: str) -> str:
@@ -269,11 +323,12 @@ def select_run(
 
 
 def _judge_key(judge: Judge, item: JudgeInput) -> str:
-    """What the judge reads from ``item``, hashed: identical keys get identical results."""
+    """What the judge reads from ``item`` (its declarations), hashed: identical keys get
+    identical results."""
     parts: dict[str, Any] = {"judge": judge.name, "q": item.question, "ref": item.reference}
-    if getattr(judge, "needs_answer", True):
+    if judge.needs_answer:
         parts["a"] = item.answer
-    if getattr(judge, "needs_contexts", True):
+    if judge.needs_contexts:
         parts["c"] = item.contexts
     return hash_json(parts)
 
@@ -300,6 +355,7 @@ class _Sweep:
         self.store = store
         self.run_id = run_id
         self.comp = comp
+        self.judges = [conform(j) for j in comp.judges]
         self.progress = progress
         self.cases = testset.cases
         self.case_by_id = {c.id: c for c in self.cases}
@@ -331,6 +387,14 @@ class _Sweep:
         if failure is not None:  # not stored: a resumed run re-ranks
             raise StageFailedError(failure)
         self.store.put_rankings(self.run_id, rankings.values())
+        top = max((len(r.docs) for r in rankings.values()), default=0)
+        if top < self.config.k_max:
+            short = [k for k in self.config.ks if k > top]
+            self.progress(
+                f"warning: the retriever returned at most {top} documents per query, fewer "
+                f"than k = {self.config.k_max}: k = {', '.join(map(str, short))} repeat "
+                f"k = {top} and are reported as not retrieved (raise the retriever's own k)"
+            )
         self.timings["retrieval"] += time.perf_counter() - t0
         return rankings
 
@@ -435,8 +499,8 @@ class _Sweep:
             for r in self.store.judge_results(self.run_id)
             if r.result.status not in RETRYABLE and (r.case_id, r.k) not in self.renewed
         }
-        prefix = [j for j in self.comp.judges if j.name in PREFIX_JUDGES and hasattr(j, "at_k")]
-        others = [j for j in self.comp.judges if j not in prefix]
+        prefix = [j for j in self.judges if is_prefix(j)]
+        others = [j for j in self.judges if j not in prefix]
         ks = self.config.ks
 
         # Known results by judge input, so that a resumed run reuses what it stored.
@@ -653,14 +717,18 @@ async def arun_sweep(
     testset = testset or load_dataset(config)
     check_ks(config, testset)
     comp = components or build_components(config)
-    chash = config.definition_hash()
+    definition = run_definition(config, comp)
+    chash = hash_json(definition)
+    # The judges summarised are the judges that run, whatever the config's names said.
+    names = [j.name for j in comp.judges]
+    config = config.model_copy(update={"judges": config.judges.model_copy(update={"names": names})})
     fresh = RunManifest(
         run_id=new_run_id(chash),
         dataset_name=testset.name,
         dataset_hash=dataset_fingerprint(testset),
         config_hash=chash,
         config={
-            "definition": config.definition() | llm_settings(comp),
+            "definition": definition | llm_settings(comp),
             "full": config.model_dump(mode="json"),
         },
         ragjudge_version=__version__,

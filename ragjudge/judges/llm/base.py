@@ -10,23 +10,20 @@ the same name, usage and the model's raw text kept on the result.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from ragjudge.judges.base import JudgeBase
 from ragjudge.llm.types import LLMResult
 from ragjudge.prompts import ContextBudget, Prompt, fit_contexts, load_prompt
 from ragjudge.schema import (
-    Evidence,
     JudgeInput,
     JudgeResult,
     JudgeStatus,
     PromptRef,
     TokenUsage,
 )
-
-if TYPE_CHECKING:
-    from ragjudge.llm import LLMClient
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -48,27 +45,6 @@ class StructuredClient(Protocol):
     ) -> LLMResult[T]: ...
 
 
-def default_client(**overrides: Any) -> LLMClient:
-    """The LLM client configured from the environment (``OPENAI_BASE_URL`` etc.),
-    ``overrides`` winning."""
-    from ragjudge.llm import LLMClient
-
-    return LLMClient.from_env(**overrides)
-
-
-def judge_clients(count: int, **overrides: Any) -> list[LLMClient]:
-    """``count`` clients of the configured endpoint sharing one ledger and one cache.
-
-    Each has its own HTTP connection pool: httpcore scans every pooled connection on each
-    request, so one pool of C connections costs O(C) CPU per request, and C/n per pool when
-    the judges of a run each use their own (the endpoint's concurrency limit stays shared).
-    """
-    from ragjudge.llm import Ledger, LLMCache, LLMClient
-
-    ledger, cache = Ledger(), LLMCache()
-    return [LLMClient.from_env(ledger=ledger, cache=cache, **overrides) for _ in range(count)]
-
-
 def check_chunk_ids(ids: Sequence[int], n: int, where: str) -> str | None:
     """An error message when a context id is outside 1..n."""
     bad = sorted({i for i in ids if not 1 <= i <= n})
@@ -77,15 +53,13 @@ def check_chunk_ids(ids: Sequence[int], n: int, where: str) -> str | None:
     return None
 
 
-class LLMJudge:
-    """Base of the LLM judges. Subclasses set ``name``, ``prompt_name``, ``requires_reference``
-    and implement ``_messages`` / ``_call``."""
+class LLMJudge(JudgeBase):
+    """Base of the LLM judges. Subclasses set ``name``, ``prompt_name`` and the declarations
+    (``requires_reference``, ``needs_answer``, ``needs_contexts``) and implement ``_judge``;
+    the shared pre-check runs first (``JudgeBase.judge``)."""
 
-    name: str = ""
+    backend = "llm"
     prompt_name: str = ""
-    requires_reference: bool = False
-    needs_answer: bool = True
-    needs_contexts: bool = True
 
     def __init__(
         self,
@@ -102,48 +76,10 @@ class LLMJudge:
     @property
     def client(self) -> StructuredClient:
         if self._client is None:
+            from ragjudge.llm import default_client
+
             self._client = default_client()
         return self._client
-
-    # ------------------------------------------------------------------ result helpers
-
-    def result(
-        self,
-        item: JudgeInput,
-        status: JudgeStatus,
-        *,
-        score: float | None = None,
-        evidence: Evidence | None = None,
-        usage: TokenUsage | None = None,
-        raw: str | None = None,
-        error: str | None = None,
-    ) -> JudgeResult:
-        return JudgeResult(
-            judge=self.name,
-            judge_version=self.version,
-            backend="llm",
-            item_id=item.id,
-            score=score,
-            status=status,
-            evidence=evidence or Evidence(),
-            usage=usage or TokenUsage(),
-            raw=raw,
-            error=error,
-        )
-
-    def precheck(self, item: JudgeInput) -> JudgeResult | None:
-        """A typed result for an item this judge cannot judge, else None."""
-        if self.requires_reference and not (item.reference or "").strip():
-            return self.result(
-                item,
-                JudgeStatus.skipped_missing_reference,
-                error=f"{self.name} needs a reference answer",
-            )
-        if self.needs_answer and not item.answer.strip():
-            return self.result(item, JudgeStatus.invalid_input, error="empty answer")
-        if self.needs_contexts and not item.contexts:
-            return self.result(item, JudgeStatus.invalid_input, error="no contexts")
-        return None
 
     def contexts(self, item: JudgeInput) -> tuple[list[str], dict[str, float]]:
         return fit_contexts(list(item.contexts), self.budget)
@@ -173,12 +109,3 @@ class LLMJudge:
             item, JudgeStatus(kind), usage=res.usage, raw=raw, error=message[:2000]
         )
         return None, failure, res.usage, raw
-
-    async def judge(self, item: JudgeInput) -> JudgeResult:
-        skip = self.precheck(item)
-        if skip is not None:
-            return skip
-        return await self._judge(item)
-
-    async def _judge(self, item: JudgeInput) -> JudgeResult:
-        raise NotImplementedError

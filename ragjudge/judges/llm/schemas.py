@@ -52,3 +52,9 @@ class ChunkOut(BaseModel):
 
 class ContextPrecisionOut(BaseModel):
     chunks: list[ChunkOut]
+
+
+class CriteriaOut(BaseModel):
+    verdict: Literal["yes", "partly", "no"]
+    explanation: str = Field(min_length=1)
+    quotes: list[str] = Field(default_factory=list, max_length=3)

@@ -1,0 +1,169 @@
+"""``ragjudge.evaluate``: judge rows of (question, answer, contexts[, reference]) in Python.
+
+Rows come from a list of dicts, a pandas ``DataFrame``, a Hugging Face ``Dataset`` or a file
+(JSONL, JSON, CSV; ``ragjudge.judges.items``), with the fields of ``ragjudge judge``'s input;
+a bad row is a ``DataError`` naming it. Judges are registered names (built for ``backend``),
+``Judge`` objects or ``@ragjudge.judge`` functions, run concurrently by
+``ragjudge.judges.runner.run_judges`` (shared pre-check, a raising judge becomes a typed
+result). Each judge's aggregate is ``mean`` with its 95% percentile-bootstrap interval and
+coverage ``n_scored / n_total`` (``ragjudge.stats.aggregate``), exactly as the CLI prints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from ragjudge.errors import DataError
+from ragjudge.schema import Aggregate, JudgeInput, JudgeResult, TokenUsage
+
+DEFAULT_JUDGES = (
+    "faithfulness",
+    "answer_relevancy",
+    "completeness",
+    "context_recall",
+    "context_precision",
+)
+
+
+class EvaluationResult(BaseModel):
+    """Per-row results and per-judge aggregates of one ``evaluate`` call."""
+
+    model_config = ConfigDict(frozen=True)
+
+    items: list[JudgeInput]
+    results: dict[str, list[JudgeResult]]
+    """judge name -> one result per item, in item order."""
+    aggregates: dict[str, Aggregate]
+    """judge name -> mean, 95% bootstrap interval and coverage."""
+    backend: str
+
+    @property
+    def judges(self) -> list[str]:
+        return list(self.results)
+
+    @property
+    def usage(self) -> TokenUsage:
+        """Tokens, calls and cost summed over every result."""
+        return sum((r.usage for rs in self.results.values() for r in rs), TokenUsage())
+
+    def worst(self, judge: str, n: int = 5) -> list[tuple[JudgeInput, JudgeResult]]:
+        """The ``n`` rows ``judge`` scored lowest, unscored rows (typed status) first."""
+        pairs = list(zip(self.items, self.results[judge], strict=True))
+        return sorted(pairs, key=lambda p: -1.0 if p[1].score is None else p[1].score)[:n]
+
+    def to_pandas(self) -> Any:
+        """One row per item: its fields, then ``<judge>`` (score, None when unscored),
+        ``<judge>_status`` and ``<judge>_error`` per judge."""
+        import pandas as pd
+
+        return pd.DataFrame(self._records())
+
+    def to_hf(self) -> Any:
+        """The rows of ``to_pandas`` as a Hugging Face ``datasets.Dataset``."""
+        import importlib
+
+        datasets = importlib.import_module("datasets")
+        return datasets.Dataset.from_list(self._records())
+
+    def _records(self) -> list[dict[str, Any]]:
+        out = []
+        for i, item in enumerate(self.items):
+            row: dict[str, Any] = item.model_dump()
+            for name, rs in self.results.items():
+                row[name] = rs[i].score
+                row[f"{name}_status"] = rs[i].status.value
+                row[f"{name}_error"] = rs[i].error
+            out.append(row)
+        return out
+
+    def __str__(self) -> str:
+        lines = [f"{len(self.items)} rows, backend {self.backend}"]
+        for name, a in self.aggregates.items():
+            mean = "—" if a.mean is None else f"{a.mean:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}]"
+            lines.append(f"  {name}: {mean} ({a.n_scored}/{a.n_total} scored)")
+        return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    """numpy arrays and scalars (pandas, parquet) as plain Python values; a missing cell
+    (NaN in a DataFrame) as None."""
+    value = value.tolist() if hasattr(value, "tolist") else value
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def load_rows(data: Any) -> list[JudgeInput]:
+    """``data`` (module docstring) as validated judge inputs, ids unique."""
+    from ragjudge.judges.items import item_from_row, read_items
+
+    if isinstance(data, str | Path):
+        return read_items(data)[1]
+    if hasattr(data, "to_dict") and hasattr(data, "columns"):  # a pandas DataFrame
+        rows: Iterable[Mapping[str, Any]] = data.to_dict("records")
+    elif hasattr(data, "to_list") and hasattr(data, "features"):  # a datasets.Dataset
+        rows = data.to_list()
+    elif isinstance(data, Sequence) and not isinstance(data, str | bytes):
+        rows = data
+    else:
+        raise DataError(
+            f"cannot read rows from {type(data).__name__}: pass a list of dicts, a pandas "
+            "DataFrame, a Hugging Face Dataset or a file path"
+        )
+    where = Path("<rows>")
+    items: list[JudgeInput] = []
+    seen: set[str] = set()
+    for i, row in enumerate(rows, start=1):
+        if not isinstance(row, Mapping):
+            raise DataError(f"row {i} is a {type(row).__name__}, not a mapping", path=where)
+        item = item_from_row({k: _plain(v) for k, v in row.items()}, where, i)
+        if item.id in seen:
+            raise DataError(f"id {item.id!r} repeats an earlier row", path=where, line=i)
+        seen.add(item.id)
+        items.append(item)
+    if not items:
+        raise DataError("no rows", path=where)
+    return items
+
+
+def build(judges: Iterable[Any] | None, backend: str | None, concurrency: int) -> list[Any]:
+    """Judges from names (built for ``backend``), ``Judge`` objects and judge functions."""
+    from ragjudge.judges.base import conform
+    from ragjudge.judges.registry import build_judges, default_backend
+
+    specs = list(judges) if judges is not None else list(DEFAULT_JUDGES)
+    names = [s for s in specs if isinstance(s, str)]
+    built = iter(build_judges(names, backend or default_backend(), concurrency) if names else [])
+    return [next(built) if isinstance(s, str) else conform(s) for s in specs]
+
+
+def evaluate(
+    data: Any,
+    judges: Iterable[Any] | None = None,
+    *,
+    backend: str | None = None,
+    concurrency: int = 16,
+    progress: bool = False,
+    seed: int = 0,
+) -> EvaluationResult:
+    """Judge every row of ``data`` with ``judges`` (default: the five built-ins) on
+    ``backend`` (``offline``, ``llm``, ``ragas``; default ``llm`` when an endpoint is
+    configured, else ``offline``). See the module docstring."""
+    from ragjudge.adapters import run_sync
+    from ragjudge.judges.registry import default_backend
+    from ragjudge.judges.runner import run_judges
+    from ragjudge.stats import aggregate
+
+    items = load_rows(data)
+    chosen = backend or default_backend()
+    built = build(judges, chosen, concurrency)
+    results = run_sync(lambda: run_judges(built, items, concurrency=concurrency, progress=progress))
+    return EvaluationResult(
+        items=items,
+        results=results,
+        aggregates={n: aggregate(rs, seed=seed) for n, rs in results.items()},
+        backend=chosen,
+    )

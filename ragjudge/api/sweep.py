@@ -1,0 +1,188 @@
+"""``ragjudge.sweep``: a k-sweep of your own retriever, generator and judges, from Python.
+
+The test set is a ragjudge/BEIR folder (``ragjudge.io.load_testset``), a ``TestSet``, or a
+list of dicts ``{"id", "question", "reference", "relevant": {doc_id: grade}}`` (no corpus:
+the retriever owns it). The retriever and generator are built-in names (``bm25``, ``dense``,
+``hybrid``; ``extractive``, ``chat``) or your own parts in any form ``ragjudge.adapters``
+accepts (plain functions, sync or async; LangChain retrievers and runnables; objects meeting
+``ragjudge.protocols``). Judges are names (built for ``backend``), ``Judge`` objects or
+``@ragjudge.judge`` functions.
+
+The sweep itself is ``ragjudge.sweep.run.arun_sweep``, as the CLI runs it: stored in the run
+store (``RAGJUDGE_HOME`` or ``store=``), resumable, identified by the definition plus the
+``name@version`` of every part passed as an object, so running the same call again after a
+crash or a budget stop continues that run, and a changed function never resumes it. A
+retrieval function is asked once per question at the largest k before the run starts; the
+documents it returns join the test set's corpus, so the answers are generated from exactly
+what it returned.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ragjudge.errors import ConfigError, DataError
+from ragjudge.schema import Document, TestCase, TestSet
+from ragjudge.sweep.run import Components, SweepOutcome
+
+SweepResult = SweepOutcome
+"""What ``sweep`` returns: run id, status, the ``SweepSummary`` the CLI prints
+(``.summary.choice.best_k``, ``.summary.table()``), counts, calls and timings."""
+
+RETRIEVERS = ("bm25", "dense", "hybrid")
+GENERATORS = ("extractive", "chat")
+
+
+def as_testset(testset: Any, name: str | None = None) -> TestSet:
+    """A folder, a ``TestSet`` or a list of case dicts as a ``TestSet``."""
+    if isinstance(testset, TestSet):
+        return testset
+    if isinstance(testset, str | Path):
+        from ragjudge.io import load_testset
+
+        return load_testset(Path(testset))
+    if isinstance(testset, Sequence) and not isinstance(testset, str | bytes):
+        cases = []
+        for i, row in enumerate(testset, start=1):
+            if isinstance(row, TestCase):
+                cases.append(row)
+                continue
+            if not isinstance(row, Mapping):
+                raise DataError(f"test case {i} is a {type(row).__name__}, not a mapping")
+            try:
+                cases.append(TestCase.model_validate(dict(row)))
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                field = ".".join(str(p) for p in err["loc"])
+                raise DataError(f"test case {i}: {field}: {err['msg']}") from None
+        if not cases:
+            raise DataError("the test set has no cases")
+        return TestSet(name=name or "cases", documents=[], cases=cases)
+    raise DataError(
+        f"cannot read a test set from {type(testset).__name__}: pass a folder, a TestSet or a "
+        "list of dicts with id, question, reference and relevant"
+    )
+
+
+def _components(
+    retriever: Any, generator: Any, judges: Sequence[Any], backend: str, concurrency: int
+) -> Components:
+    from ragjudge.adapters import as_generator, as_retriever, identity
+    from ragjudge.generate import build_generator
+    from ragjudge.judges.base import conform
+    from ragjudge.judges.llm.base import LLMJudge
+    from ragjudge.judges.registry import build_judges
+    from ragjudge.retrieval import build_retriever
+    from ragjudge.schema import RunModels
+
+    custom: dict[str, str] = {}
+    names = [j for j in judges if isinstance(j, str)]
+    built = iter(build_judges(names, backend, concurrency) if names else [])
+    made = [next(built) if isinstance(j, str) else conform(j) for j in judges]
+    for spec, judge in zip(judges, made, strict=True):
+        if not isinstance(spec, str):
+            custom[f"judge:{judge.name}"] = identity(judge)
+    llm: Any = None
+    llm_judges = [j for j in made if isinstance(j, LLMJudge)]
+    if generator == "chat" or backend in ("llm", "ragas"):
+        from ragjudge.llm import default_client
+
+        llm = default_client(max_concurrency=concurrency)
+    elif llm_judges:  # e.g. criteria judges: their client's ledger feeds the run's budget
+        llm = llm_judges[0].client
+    if isinstance(retriever, str) and retriever in RETRIEVERS:
+        ret = build_retriever(retriever)
+    else:
+        ret = as_retriever(retriever)
+        custom["retriever"] = identity(ret)
+    if isinstance(generator, str) and generator in GENERATORS:
+        gen = build_generator(generator, **({"client": llm} if generator == "chat" else {}))
+    else:
+        gen = as_generator(generator)
+        custom["generator"] = identity(gen)
+    model = getattr(llm, "model", None)
+    models = RunModels(
+        retriever=str(ret.name),
+        generator=model if generator == "chat" else f"{gen.name}@{gen.version}",
+        judge=model if backend != "offline" or llm_judges else None,
+    )
+    prompts = {f"judge:{j.name}": str(j.version) for j in made}
+    prompts["generator"] = str(gen.version)
+    return Components(
+        ret, gen, made, llm=llm, models=models.as_dict(), prompts=prompts, custom=custom
+    )
+
+
+def sweep(
+    testset: Any,
+    *,
+    retriever: Any = "hybrid",
+    generator: Any = "extractive",
+    judges: Iterable[Any] | None = None,
+    ks: Iterable[int] = range(1, 11),
+    backend: str | None = None,
+    objective: Mapping[str, Any] | None = None,
+    budget: Mapping[str, Any] | None = None,
+    concurrency: int = 8,
+    store: Any = None,
+    new: bool = False,
+    tags: Mapping[str, str] | None = None,
+    seed: int = 0,
+    progress: Any = None,
+) -> SweepResult:
+    """Run (or resume) a k-sweep; see the module docstring. ``objective`` and ``budget`` take
+    the sweep config's keys (``docs/sweep.md``); ``store`` is a ``RunStore`` or a path;
+    ``new=True`` starts a new run even when an unfinished one with the same identity exists;
+    ``progress`` receives one line per phase."""
+    from ragjudge.adapters import FunctionRetriever, run_sync
+    from ragjudge.api.evaluate import DEFAULT_JUDGES
+    from ragjudge.judges.registry import default_backend
+    from ragjudge.store import RunStore
+    from ragjudge.sweep.config import parse_config
+    from ragjudge.sweep.run import arun_sweep
+
+    ts = as_testset(testset)
+    specs = list(judges) if judges is not None else list(DEFAULT_JUDGES)
+    chosen = backend or default_backend()
+    comp = _components(retriever, generator, specs, chosen, concurrency)
+    config = parse_config(
+        {
+            "dataset": {"path": ts.name},
+            "judges": {"names": [j.name for j in comp.judges], "backend": chosen},
+            "generator": {"kind": generator if generator in GENERATORS else "extractive"},
+            "retriever": {"kind": retriever if retriever in RETRIEVERS else "hybrid"},
+            "ks": list(ks),
+            "concurrency": concurrency,
+            "seed": seed,
+            **({"objective": dict(objective)} if objective else {}),
+            **({"budget": dict(budget)} if budget else {}),
+        },
+        source="ragjudge.sweep()",
+    )
+    if isinstance(comp.retriever, FunctionRetriever):
+        comp.retriever.retrieve({c.id: c.question for c in ts.cases}, config.k_max)
+        docs: dict[str, Document] = {d.id: d for d in ts.documents}
+        for doc in comp.retriever.documents.values():
+            docs.setdefault(doc.id, doc)
+        ts = ts.model_copy(update={"documents": list(docs.values())})
+    elif not ts.documents:
+        raise ConfigError(
+            "a built-in retriever needs a corpus: pass a folder or a TestSet with documents, "
+            "or your own retriever function"
+        )
+    run_store = store if isinstance(store, RunStore) or store is None else RunStore(store)
+    return run_sync(
+        lambda: arun_sweep(
+            config,
+            store=run_store,
+            components=comp,
+            testset=ts,
+            new=new,
+            tags=tags,
+            progress=progress,
+        )
+    )

@@ -1,0 +1,67 @@
+"""A quality gate for tests: ``assert_quality(result, judge=..., min=...)``.
+
+The gate fails when the LOWER bound of the judge's 95% bootstrap interval is below ``min``,
+not when the mean is: a mean hovering around the threshold flips between runs with the noise
+of a small sample, a lower bound above it says the judge's mean is above ``min`` with 95%
+confidence. So a gate on n rows passes only once the data show it; more rows (a narrower
+interval) let a mean closer to ``min`` pass. ``min_coverage`` (default 1.0) also fails the gate
+when some rows were not scored (a typed status: missing reference, failed call ...): an
+unscored row is not a passing row. The failure message gives the mean, the interval, the
+coverage and the ``worst`` lowest-scored rows with their explanation or error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragjudge.schema import JudgeInput, JudgeResult
+
+
+class QualityGateError(AssertionError):
+    """A quality gate failed; the message says why and lists the worst rows."""
+
+
+def _row(item: JudgeInput, res: JudgeResult, width: int = 80) -> str:
+    score = "unscored" if res.score is None else f"{res.score:.3f}"
+    why = res.error or res.evidence.explanation or ""
+    q = item.question if len(item.question) <= width else item.question[: width - 1] + "…"
+    line = f"  {item.id} [{score}, {res.status.value}] {q}"
+    return line + (f"\n      {why[:200]}" if why else "")
+
+
+def assert_quality(
+    result: Any,
+    *,
+    judge: str,
+    min: float,
+    min_coverage: float = 1.0,
+    worst: int = 3,
+) -> None:
+    """Fail (``QualityGateError``, an ``AssertionError``) when ``judge``'s interval lower
+    bound is below ``min`` or its coverage below ``min_coverage``; ``result`` is an
+    ``EvaluationResult`` (``ragjudge.evaluate``)."""
+    if judge not in result.aggregates:
+        raise QualityGateError(
+            f"no judge {judge!r} in the result; it has: {', '.join(result.aggregates)}"
+        )
+    agg = result.aggregates[judge]
+    problems = []
+    if agg.mean is None or agg.ci_low is None:
+        problems.append("no row was scored")
+    elif agg.ci_low < min:
+        problems.append(f"the 95% interval's lower bound {agg.ci_low:.3f} is below {min:g}")
+    if agg.coverage < min_coverage:
+        problems.append(
+            f"coverage {agg.n_scored}/{agg.n_total} is below {min_coverage:.0%} "
+            f"(statuses: {agg.status_counts})"
+        )
+    if not problems:
+        return
+    mean = "—" if agg.mean is None else f"{agg.mean:.3f} [{agg.ci_low:.3f}, {agg.ci_high:.3f}]"
+    shown = result.worst(judge, worst)
+    rows = "\n".join(_row(i, r) for i, r in shown)
+    raise QualityGateError(
+        f"quality gate {judge} >= {min:g} failed: {'; '.join(problems)}\n"
+        f"  mean {mean}, {agg.n_scored}/{agg.n_total} scored\n"
+        f"worst {len(shown)} rows:\n{rows}"
+    )
