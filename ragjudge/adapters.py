@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 from ragjudge.errors import ConfigError, DataError
 from ragjudge.protocols import Generator, Retriever
-from ragjudge.schema import Answer, Document, Ranking, ScoredDoc, TestCase
+from ragjudge.schema import Answer, Document, Ranking, ScoredDoc, TestCase, TestSet
 
 T = TypeVar("T")
 
@@ -167,6 +167,19 @@ class FunctionRetriever:
             scored = [ScoredDoc(doc_id=d.id, score=1.0 / r) for r, d in enumerate(docs, 1)]
             out[qid] = Ranking(query_id=qid, docs=scored)
         return out
+
+
+def with_retrieved(testset: TestSet, retriever: Any, k: int) -> TestSet:
+    """``testset`` with the documents a ``FunctionRetriever`` returns for its questions at
+    ``k`` added to the corpus (asked now, kept for the run); any other retriever owns an
+    index of the test set's own documents, and the test set is returned as is."""
+    if not isinstance(retriever, FunctionRetriever):
+        return testset
+    retriever.retrieve({c.id: c.question for c in testset.cases}, k)
+    docs = {d.id: d for d in testset.documents}
+    for doc in retriever.documents.values():
+        docs.setdefault(doc.id, doc)
+    return testset.model_copy(update={"documents": list(docs.values())})
 
 
 def as_retriever(obj: Any) -> Retriever:

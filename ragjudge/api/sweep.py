@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragjudge.errors import ConfigError, DataError
-from ragjudge.schema import Document, TestCase, TestSet
+from ragjudge.schema import TestCase, TestSet
 from ragjudge.sweep.run import Components, SweepOutcome
 
 SweepResult = SweepOutcome
@@ -163,13 +163,7 @@ def sweep(
         },
         source="ragjudge.sweep()",
     )
-    if isinstance(comp.retriever, FunctionRetriever):
-        comp.retriever.retrieve({c.id: c.question for c in ts.cases}, config.k_max)
-        docs: dict[str, Document] = {d.id: d for d in ts.documents}
-        for doc in comp.retriever.documents.values():
-            docs.setdefault(doc.id, doc)
-        ts = ts.model_copy(update={"documents": list(docs.values())})
-    elif not ts.documents:
+    if not ts.documents and not isinstance(comp.retriever, FunctionRetriever):
         raise ConfigError(
             "a built-in retriever needs a corpus: pass a folder or a TestSet with documents, "
             "or your own retriever function"

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragjudge import __version__
+from ragjudge.adapters import with_retrieved
 from ragjudge.errors import ConfigError
 from ragjudge.judges.base import conform, is_prefix
 from ragjudge.protocols import Generator, Judge
@@ -714,9 +715,9 @@ async def arun_sweep(
     """``run_sweep`` inside a running event loop (notebooks)."""
     say: Progress = progress or (lambda _msg: None)
     store = store or RunStore()
-    testset = testset or load_dataset(config)
-    check_ks(config, testset)
     comp = components or build_components(config)
+    testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
+    check_ks(config, testset)
     definition = run_definition(config, comp)
     chash = hash_json(definition)
     # The judges summarised are the judges that run, whatever the config's names said.
