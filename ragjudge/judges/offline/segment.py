@@ -14,7 +14,9 @@ question, and detection of non-committal text.
   ``?``, ``;`` and at `` and `` / ``, `` before a new wh-word ("When and where ..., and what is
   the purpose ...?" -> two aspects), each with its expected answer type.
 - ``is_non_committal(text)``: the text declines to answer ("I don't know", "cannot be
-  determined", "no information", "I'm sorry, but I couldn't find ...").
+  determined", "no information", "I'm sorry, but I couldn't find ...", "the answer is
+  unknown", a bare "Unknown."); "unknown" used as an adjective ("an unknown illness") is not
+  an abstention.
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ _NON_COMMITTAL = re.compile(
     r"|(?:no|not\s+enough|insufficient)\s+(?:specific\s+|relevant\s+|further\s+)?information"
     r"|(?:is|are|was|were)\s+not\s+(?:mentioned|specified|provided|stated|given|available|known)"
     r"|(?:do|does)\s+not\s+(?:mention|specify|say|state|provide|contain)"
-    r"|no\s+answer|unknown|unclear\s+from|not\s+possible\s+to\s+(?:say|determine|know))",
+    r"|no\s+answer|unclear\s+from|not\s+possible\s+to\s+(?:say|determine|know)"
+    r"|(?:is|are|was|were|remains?|remained)\s+(?:still\s+|currently\s+|largely\s+)?unknown\b"
+    r"|^\W*unknown\W*$)",
     re.IGNORECASE,
 )
 
