@@ -24,6 +24,7 @@ from . import (
     report_cmd,
     retrieval_cmd,
     sweep_cmd,
+    testset_cmd,
 )
 
 app = typer.Typer(
@@ -45,6 +46,7 @@ for _module in (
     metrics_cmd,
     fit_cmd,
     llm_cmd,
+    testset_cmd,
 ):
     _module.register(app)
 

@@ -1,0 +1,452 @@
+"""Building a test set: plan seeds per question type, write candidates, filter, grade.
+
+For each type, in waves of ``oversample`` x as many candidates as questions are still missing
+(1 for an LLM writer, so no call is spent on a surplus; more for the cheap template writer, which
+often finds no template in a passage):
+
+1. a writer (``writers``) makes one candidate per seed: a passage, or for ``multi_passage`` and
+   ``comparison`` a pair of neighbours (``pairs``);
+2. filters, cheapest first (``models.FILTERS``): ``copy`` and ``leak`` (``filters``),
+   ``duplicate`` (bundled MiniLM cosine >= ``Thresholds.duplicate`` against every question
+   kept so far), then ``source_check``, a judge call: the support judge judges the reference
+   (as the answer) against the source passages, and the candidate is kept when its support
+   ``(supported + 0.5 * partial) / claims`` (``support_of``) is >= ``min_support``; an
+   unanswerable question is kept when the relevance judge finds none of the
+   ``UNANSWERABLE_DEPTH`` passages BM25 retrieves for it relevant (``Evidence.chunks``);
+3. grading: source passages get 3; among the ``GRADE_DEPTH`` other passages BM25 ranks first
+   for question + reference, those holding a key term of the answer that the question lacks
+   are judged by the support judge alone: support >= ``grade_full`` gives 2, >=
+   ``grade_partial`` gives 1.
+
+Judges (any ``Judge``): with an LLM, the faithfulness judge (support) and the context-precision
+judge (relevance); offline, ``overlap.OverlapJudge`` for both.
+
+Budget: before each wave, the calls (and cost) already sent through the client's ledger plus
+the wave's estimate (candidates x the most calls one candidate has taken) must fit
+``max_calls`` / ``max_cost_usd``; otherwise the build stops with what it kept (status
+``stopped_budget``). Resume: calls are cached (``ragjudge.llm``) and seeds are fixed by
+``seed``, so running the same build again repeats finished calls from the cache for free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from ragjudge import __version__
+from ragjudge.errors import DataError
+from ragjudge.schema import Document, JudgeInput, JudgeResult, TestCase, TestSet, TokenUsage
+from ragjudge.text import content_words, numbers, tokens
+
+from . import filters, templates
+from .corpus import MIN_WORDS, Corpus
+from .mix import MULTI_SOURCE, QUESTION_TYPES, quotas
+from .models import TEMPLATE_NOTE, Candidate, FilterReport, Item, Manifest, TestsetBuild
+from .writers import QuestionWriter
+
+if TYPE_CHECKING:
+    from ragjudge.protocols import Encoder, Judge
+    from ragjudge.retrieval.bm25 import BM25Retriever
+
+GRADE_DEPTH = 3
+UNANSWERABLE_DEPTH = 3
+NEIGHBOURS = 5
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    min_support: float = 0.75
+    duplicate: float = 0.92
+    copy: float = filters.COPY_THRESHOLD
+    leak: float = filters.LEAK_THRESHOLD
+    grade_full: float = 0.75
+    grade_partial: float = 0.35
+
+
+@dataclass
+class Budget:
+    """Limits on LLM calls sent and their cost (None: no limit)."""
+
+    max_calls: int | None = None
+    max_cost_usd: float | None = None
+
+
+class BudgetStop(Exception):
+    """No further wave fits the budget."""
+
+
+def pairs(
+    passages: Sequence[Document], vectors: np.ndarray, rng: random.Random
+) -> list[tuple[int, int]]:
+    """One partner per passage: among its ``NEIGHBOURS`` nearest passages (cosine), the
+    nearest that shares a name with it, else the nearest at cosine >= 0.5. Pairs are
+    unordered and unique; their order is shuffled by ``rng``."""
+    if len(passages) < 2:
+        return []
+    sims = vectors @ vectors.T
+    np.fill_diagonal(sims, -1.0)
+    names = [set(templates.names(d.text)) for d in passages]
+    out: dict[tuple[int, int], None] = {}
+    for i in range(len(passages)):
+        near = [int(j) for j in np.argsort(-sims[i], kind="stable")[:NEIGHBOURS]]
+        shared = [j for j in near if names[i] & names[j]]
+        pick = shared[0] if shared else (near[0] if sims[i, near[0]] >= 0.5 else None)
+        if pick is not None:
+            out[(min(i, pick), max(i, pick))] = None
+    found = list(out)
+    rng.shuffle(found)
+    return found
+
+
+def support_of(result: JudgeResult) -> float:
+    """(supported + 0.5 * partial) / claims from a judge's claim verdicts (its score when it
+    lists none): the same reading for every judge, whatever its score's scale."""
+    claims = result.evidence.claims
+    if not claims:
+        return float(result.score or 0.0)
+    credit = {"supported": 1.0, "partial": 0.5}
+    return sum(credit.get(c.verdict, 0.0) for c in claims) / len(claims)
+
+
+class Builder:
+    """One build: the corpus, writer, judges, encoder and BM25 index it shares across waves."""
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        writer: QuestionWriter,
+        *,
+        support: Judge,
+        relevance: Judge,
+        encoder: Encoder,
+        retriever: BM25Retriever,
+        usage: Callable[[], TokenUsage],
+        thresholds: Thresholds,
+        budget: Budget,
+        seed: int,
+        oversample: int,
+        progress: Callable[[str], None] | None,
+    ) -> None:
+        self.corpus = corpus
+        self.passages = corpus.usable()
+        self.text = {d.id: d.text for d in corpus.documents}
+        self.writer = writer
+        self.support = support
+        self.relevance = relevance
+        self.encoder = encoder
+        self.retriever = retriever
+        self.usage = usage
+        self.t = thresholds
+        self.budget = budget
+        self.seed = seed
+        self.oversample = oversample
+        self.progress = progress or (lambda _m: None)
+        self.report = FilterReport()
+        self.kept: list[Candidate] = []
+        self.relevant: list[dict[str, int]] = []
+        self.kept_vectors: list[np.ndarray] = []
+        self.calls_per_candidate = 1
+
+    # -------------------------------------------------------------------------- planning
+
+    def seeds(self, qtype: str) -> list[list[Document]]:
+        rng = random.Random(f"{self.seed}:{qtype}")
+        if qtype in MULTI_SOURCE:
+            vecs = self.encoder.encode([d.text for d in self.passages])
+            return [
+                [self.passages[i], self.passages[j]] for i, j in pairs(self.passages, vecs, rng)
+            ]
+        order = list(self.passages)
+        rng.shuffle(order)
+        return [[d] for d in order]
+
+    def _check_budget(self, size: int) -> int:
+        """How many candidates of a wave of ``size`` fit the budget (raises when none)."""
+        spent = self.usage()
+        fit = size
+        if self.budget.max_calls is not None:
+            fit = min(fit, (self.budget.max_calls - spent.calls) // self.calls_per_candidate)
+        if self.budget.max_cost_usd is not None and spent.calls:
+            per = spent.cost_usd / spent.calls * self.calls_per_candidate
+            if per > 0:
+                fit = min(fit, int((self.budget.max_cost_usd - spent.cost_usd) // per))
+        if fit <= 0:
+            raise BudgetStop(
+                f"budget reached: {spent.calls} LLM calls sent (${spent.cost_usd:.4f}); "
+                f"limits max_calls={self.budget.max_calls}, max_cost_usd={self.budget.max_cost_usd}"
+            )
+        return fit
+
+    # -------------------------------------------------------------------------- filters
+
+    def _cheap(self, c: Candidate, batch_vecs: list[np.ndarray], vec: np.ndarray) -> str | None:
+        sources = [self.text[s] for s in c.sources]
+        c.scores["copy"] = filters.copy_score(c.question, sources)
+        if c.scores["copy"] >= self.t.copy:
+            return "copy"
+        if c.qtype not in ("unanswerable", "comparison"):
+            c.scores["leak"] = filters.leak_score(c.question, c.short_answer, c.reference)
+            if c.scores["leak"] >= self.t.leak:
+                return "leak"
+        others = [*self.kept_vectors, *batch_vecs]
+        sim = float(np.max(np.stack(others) @ vec)) if others else 0.0
+        c.scores["duplicate"] = sim
+        if sim >= self.t.duplicate:
+            return "duplicate"
+        return None
+
+    async def _source_check(self, i: int, c: Candidate) -> bool:
+        if c.qtype == "unanswerable":
+            hits = self.retriever.retrieve({"q": c.question}, UNANSWERABLE_DEPTH)["q"].docs
+            item = JudgeInput(
+                id=f"cand-{i}",
+                question=c.question,
+                answer=c.reference,
+                contexts=[self.text[h.doc_id] for h in hits],
+            )
+            res = await self.relevance.judge(item)
+            c.usage = c.usage + res.usage
+            answered = sum(ch.relevant for ch in res.evidence.chunks)
+            c.scores["answered_by_corpus"] = float(answered)
+            if res.status != "ok":
+                self.report.judge_errors += 1
+                return False
+            return answered == 0
+        item = JudgeInput(
+            id=f"cand-{i}",
+            question=c.question,
+            answer=c.reference,
+            contexts=[self.text[s] for s in c.sources],
+        )
+        res = await self.support.judge(item)
+        c.usage = c.usage + res.usage
+        support = support_of(res)
+        c.scores["support"] = support
+        if res.status != "ok":
+            self.report.judge_errors += 1
+            return False
+        return support >= self.t.min_support
+
+    async def _grade(self, i: int, c: Candidate) -> dict[str, int]:
+        grades = dict.fromkeys(c.sources, 3)
+        if c.qtype == "unanswerable":
+            return {}
+        query = f"{c.question} {c.reference}"
+        hits = self.retriever.retrieve({"q": query}, GRADE_DEPTH + len(c.sources))["q"].docs
+        others = [h.doc_id for h in hits if h.doc_id not in grades][:GRADE_DEPTH]
+        terms = filters.key_terms(c.short_answer, c.reference) - set(content_words(c.question))
+        judged = []
+        for doc_id in others:
+            words = set(content_words(self.text[doc_id])) | numbers(self.text[doc_id])
+            if terms and terms & words:
+                judged.append(doc_id)
+        results = await asyncio.gather(
+            *(
+                self.support.judge(
+                    JudgeInput(
+                        id=f"grade-{i}-{d}",
+                        question=c.question,
+                        answer=c.reference,
+                        contexts=[self.text[d]],
+                    )
+                )
+                for d in judged
+            )
+        )
+        for doc_id, res in zip(judged, results, strict=True):
+            c.usage = c.usage + res.usage
+            score = support_of(res) if res.status == "ok" else 0.0
+            if score >= self.t.grade_full:
+                grades[doc_id] = 2
+            elif score >= self.t.grade_partial:
+                grades[doc_id] = 1
+        return grades
+
+    # -------------------------------------------------------------------------- waves
+
+    async def fill(self, qtype: str, quota: int) -> None:
+        seeds = self.seeds(qtype)
+        pos = 0
+        need = quota
+        while need > 0 and pos < len(seeds):
+            size = self._check_budget(min(need * self.oversample, len(seeds) - pos))
+            batch = seeds[pos : pos + size]
+            before = self.usage().calls
+            written = await asyncio.gather(
+                *(
+                    self.writer.write(qtype, ps, random.Random(f"{self.seed}:{qtype}:{pos + k}"))
+                    for k, ps in enumerate(batch)
+                )
+            )
+            pos += size
+            made = [c for c, _ in written if c is not None]
+            for c, _ in written:
+                self.report.add("generated" if c is not None else "failed", qtype)
+            vecs: list[np.ndarray] = list(self.encoder.encode([c.question for c in made]))
+            survivors: list[tuple[Candidate, np.ndarray]] = []
+            for c, v in zip(made, vecs, strict=True):
+                why = self._cheap(c, [s[1] for s in survivors], v)
+                if why is not None:
+                    self.report.remove(why, qtype)
+                else:
+                    survivors.append((c, v))
+            base = pos * 1000
+            checks = await asyncio.gather(
+                *(self._source_check(base + k, c) for k, (c, _) in enumerate(survivors))
+            )
+            passed: list[tuple[Candidate, np.ndarray]] = []
+            for (c, v), ok in zip(survivors, checks, strict=True):
+                if not ok:
+                    self.report.remove("source_check", qtype)
+                elif len(passed) < need:
+                    passed.append((c, v))
+                else:
+                    self.report.add("unused", qtype)
+            grades = await asyncio.gather(
+                *(self._grade(base + k, c) for k, (c, _) in enumerate(passed))
+            )
+            for (c, v), g in zip(passed, grades, strict=True):
+                self.kept.append(c)
+                self.relevant.append(g)
+                self.kept_vectors.append(v)
+                self.report.add("kept", qtype)
+            need -= len(passed)
+            if batch:
+                spent = self.usage().calls - before
+                self.calls_per_candidate = max(
+                    self.calls_per_candidate, math.ceil(spent / len(batch))
+                )
+            self.progress(
+                f"{qtype}: kept {quota - need} of {quota} ({pos} of {len(seeds)} seeds used)"
+            )
+
+
+def check_corpus(corpus: Corpus, n: int) -> list[str]:
+    """Notes on a corpus too small for ``n`` questions; a corpus with no usable passage is a
+    ``DataError``."""
+    usable = corpus.usable()
+    notes = []
+    if not usable:
+        longest = max(len(tokens(d.text)) for d in corpus.documents)
+        raise DataError(
+            f"no passage is long enough to ask about: {len(corpus.documents)} passages, the "
+            f"longest has {longest} words, at least {MIN_WORDS} are needed"
+        )
+    short = len(corpus.documents) - len(usable)
+    if short:
+        notes.append(f"{short} passages with fewer than {MIN_WORDS} words were not asked about")
+    if len(usable) < n:
+        notes.append(
+            f"the corpus has {len(usable)} passages long enough to ask about for {n} requested "
+            "questions: generating what it allows"
+        )
+    return notes
+
+
+async def run_build(
+    corpus: Corpus,
+    n: int,
+    *,
+    backend: Literal["offline", "llm"],
+    writer: QuestionWriter,
+    support: Judge,
+    relevance: Judge,
+    usage: Callable[[], TokenUsage],
+    mix: dict[str, float],
+    seed: int = 0,
+    thresholds: Thresholds | None = None,
+    budget: Budget | None = None,
+    progress: Callable[[str], None] | None = None,
+    encoder: Encoder | None = None,
+    oversample: int = 1,
+) -> TestsetBuild:
+    """Build a test set of up to ``n`` questions from ``corpus`` (see the module docstring)."""
+    from ragjudge.embedding import load_encoder
+    from ragjudge.retrieval.bm25 import BM25Retriever
+
+    notes = check_corpus(corpus, n)
+    for note in notes:
+        if progress:
+            progress(f"note: {note}")
+    retriever = BM25Retriever()
+    retriever.index(corpus.documents)
+    b = Builder(
+        corpus,
+        writer,
+        support=support,
+        relevance=relevance,
+        encoder=encoder or load_encoder(),
+        retriever=retriever,
+        usage=usage,
+        thresholds=thresholds or Thresholds(),
+        budget=budget or Budget(),
+        seed=seed,
+        oversample=oversample,
+        progress=progress,
+    )
+    want = quotas(mix, n)
+    status: Literal["finished", "stopped_budget"] = "finished"
+    for qtype in QUESTION_TYPES:
+        b.report.requested[qtype] = want[qtype]
+        if want[qtype] == 0:
+            continue
+        try:
+            await b.fill(qtype, want[qtype])
+        except BudgetStop as stop:
+            status = "stopped_budget"
+            notes.append(str(stop))
+            break
+    if backend == "offline":
+        notes.insert(0, TEMPLATE_NOTE)
+    kept = sum(b.report.kept.values())
+    if kept < n and status == "finished":
+        short = {t: want[t] - b.report.kept.get(t, 0) for t in QUESTION_TYPES}
+        missing = ", ".join(f"{t} {k}" for t, k in short.items() if k > 0)
+        notes.append(f"kept {kept} of {n} requested questions (short: {missing})")
+    items = [
+        Item(id=f"syn-{i + 1:04d}", candidate=c, relevant=r)
+        for i, (c, r) in enumerate(zip(b.kept, b.relevant, strict=True))
+    ]
+    manifest = Manifest(
+        ragjudge_version=__version__,
+        corpus=corpus.name,
+        backend=backend,
+        generator=writer.name,
+        prompts=writer.prompts,
+        judges={
+            "support": f"{support.name}@{support.version}",
+            "relevance": f"{relevance.name}@{relevance.version}",
+        },
+        seed=seed,
+        n_requested=n,
+        mix=mix,
+        thresholds=vars(b.t),
+        report=b.report,
+        status=status,
+        usage=usage(),
+        notes=notes,
+    )
+    return TestsetBuild(testset=to_testset(corpus, items), items=items, manifest=manifest)
+
+
+def to_testset(corpus: Corpus, items: Sequence[Item]) -> TestSet:
+    """The ``TestSet`` the sweep takes: the corpus and one case per item."""
+    cases = []
+    for it in items:
+        row: dict[str, Any] = it.query_row()
+        cases.append(
+            TestCase(
+                id=it.id,
+                question=row["text"],
+                reference=row["reference"],
+                relevant=it.relevant,
+                metadata=row["metadata"],
+            )
+        )
+    return TestSet(name=f"testset-{corpus.name}", documents=corpus.documents, cases=cases)

@@ -1,0 +1,87 @@
+"""The corpus a test set is generated from: a file, a folder of text files or a BEIR folder.
+
+- A folder with ``corpus.jsonl`` is a BEIR folder: its documents are the passages, ids kept,
+  and the test set's ``corpus.jsonl`` is a byte copy of it.
+- Another folder: every ``*.txt`` / ``*.md`` file below it is a document (id = its relative
+  path), cut into passages of at most ``CHUNK_SIZE`` characters (``ragjudge.io.chunk_documents``).
+- A ``.txt`` / ``.md`` file: one document, cut the same way. Any other file is read by
+  ``ragjudge.io.load_documents`` (JSONL, JSON array, CSV, TSV); its documents longer than
+  ``CHUNK_SIZE`` are cut, shorter ones keep their ids.
+
+Passages with fewer than ``MIN_WORDS`` words are too short to ask about and are left out of
+question generation (they stay in the corpus).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragjudge.errors import DataError
+from ragjudge.schema import Document
+from ragjudge.text import tokens
+
+CHUNK_SIZE = 1000
+MIN_WORDS = 20
+TEXT_SUFFIXES = (".txt", ".md")
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The passages, and the BEIR corpus file they came from (None when converted)."""
+
+    name: str
+    documents: list[Document]
+    beir_corpus: Path | None
+
+    def usable(self) -> list[Document]:
+        """Passages long enough to ask about (``MIN_WORDS`` words or more)."""
+        return [d for d in self.documents if len(tokens(d.text)) >= MIN_WORDS]
+
+
+def _split_long(docs: list[Document]) -> list[Document]:
+    from ragjudge.io import chunk_documents
+
+    out: list[Document] = []
+    for d in docs:
+        out.extend(chunk_documents([d], chunk_size=CHUNK_SIZE) if len(d.text) > CHUNK_SIZE else [d])
+    return out
+
+
+def _text_document(path: Path, doc_id: str) -> Document:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DataError(f"cannot read as UTF-8 text ({exc})", path=path) from None
+    return Document(id=doc_id, text=text, title=path.stem)
+
+
+def load_corpus(path: str | Path) -> Corpus:
+    """The passages of ``path`` (see the module docstring); no passage at all is a
+    ``DataError``."""
+    from ragjudge.io import load_documents
+
+    p = Path(path)
+    beir: Path | None = None
+    if p.is_dir():
+        for name in ("corpus.jsonl", "corpus.jsonl.gz"):
+            if (p / name).is_file():
+                beir = p / name
+        if beir is not None:
+            docs = load_documents(beir, skip_empty=True)
+        else:
+            files = sorted(f for f in p.rglob("*") if f.suffix in TEXT_SUFFIXES and f.is_file())
+            docs = _split_long(
+                [_text_document(f, f.relative_to(p).as_posix()) for f in files if f.stat().st_size]
+            )
+    elif p.is_file():
+        if p.suffix in TEXT_SUFFIXES:
+            docs = _split_long([_text_document(p, p.stem)]) if p.stat().st_size else []
+        else:
+            docs = _split_long(load_documents(p, skip_empty=True))
+    else:
+        raise DataError("corpus not found", path=p)
+    docs = [d for d in docs if d.text.strip()]
+    if not docs:
+        raise DataError("the corpus has no passages (no non-empty text)", path=p)
+    return Corpus(name=p.resolve().stem, documents=docs, beir_corpus=beir)
