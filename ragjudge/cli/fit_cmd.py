@@ -2,7 +2,7 @@
 
 The labels file format is documented in ``ragjudge.judges.offline.fit`` and docs/judges.md
 (one labelled item per row: ``dimension``, ``question``, ``answer``, ``contexts``,
-``reference``, ``claim``, ``label``, ``group``). The new parameters are written as a versioned
+``reference``, ``claim``, ``label``, ``group``); a filled ``ragjudge spot-check`` sheet is one. The new parameters are written as a versioned
 JSON file; point the judges at it with ``RAGJUDGE_OFFLINE_PARAMS=<file>`` (or the judges'
 ``params`` option).
 """
@@ -36,7 +36,13 @@ def register(app: typer.Typer) -> None:
         from ragjudge.judges.offline.fit import read_labels, refit
         from ragjudge.judges.offline.params import load_params
 
-        rows = read_labels(labels)
+        blank: list[int] = []
+        rows = read_labels(labels, blank=blank)
+        if blank:
+            Console(stderr=True).print(
+                f"[yellow]{labels}: {len(blank)} rows with a blank label skipped "
+                f"(first at line {blank[0]})[/]"
+            )
         params = refit(
             rows,
             version=version or f"custom-{labels.stem}",

@@ -5,15 +5,19 @@ Labels file (JSONL, or CSV with a header), one labelled item per row:
     dimension   faithfulness | answer_relevancy | completeness | context_recall | context_precision
     question    the question (required)
     answer      the answer (faithfulness, answer_relevancy, completeness)
-    contexts    list of strings (JSONL), or in CSV a JSON list or one plain string
+    contexts    list of strings (JSONL), or in CSV a JSON list, a spot-check sheet's numbered
+                contexts (``[1] ...`` blocks separated by a blank line) or one plain string
     reference   optional reference answer (context_recall needs it)
     claim       optional: for faithfulness, the ONE claim of the answer that the label is about
                 (``[3]``-style citation markers are removed, as the judges remove them)
     label       1/0, yes/no, true/false, a number in [0, 1] (>= 0.5 is yes), or 1..5 (>= 4 is yes)
     group       optional: rows with the same group stay in the same cross-validation fold
-                (e.g. the question id)
+                (e.g. the question id); default: the case of ``item_id`` (``q07@k3`` -> ``q07``)
     weight      optional: a positive number, the row's weight in the fit (default 1); give
                 each source of labels the same total weight when one set is much larger
+
+A filled ``ragjudge spot-check`` sheet (and the demo's ``labels.csv``) is such a file; rows whose
+label is still blank are skipped and counted. Other columns are ignored.
 
 Which model each dimension fits (see ``params``): faithfulness and context_recall -> ``support``
 (a row with ``claim``: that claim against its best chunk; without: the mean of the claims'
@@ -121,6 +125,33 @@ def parse_label(raw: Any) -> int:
     raise ValueError(f"label {raw!r} is not 0/1, yes/no, [0, 1] or 1..5")
 
 
+def _contexts_cell(text: str, path: Path, line: int) -> list[str]:
+    """A CSV ``contexts`` cell: a JSON list, a spot-check sheet's numbered contexts
+    (``"[1] a\\n\\n[2] b"``), or one plain context."""
+    from ragjudge.calibrate.spotcheck import split_contexts
+
+    if text.startswith("[1] "):
+        return split_contexts(text)
+    if text.startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"contexts is neither a JSON list nor numbered '[1] ...' contexts: {exc}",
+                path=path,
+                line=line,
+            ) from None
+        return value if isinstance(value, list) else [text]
+    return [text] if text else []
+
+
+def _case_of(obj: dict[str, Any]) -> str | None:
+    """The case of a spot-check sheet row (``item_id`` ``q07@k3`` -> ``q07``): the items of one
+    case stay in one cross-validation fold."""
+    item = str(obj.get("item_id") or "").strip()
+    return item.rpartition("@k")[0] or item or None
+
+
 def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
     def need(key: str) -> str:
         value = obj.get(key)
@@ -135,16 +166,7 @@ def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
         )
     contexts: Any = obj.get("contexts") or []
     if isinstance(contexts, str):
-        text = contexts.strip()
-        if text.startswith("["):
-            try:
-                contexts = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise DataError(
-                    f"contexts is not a JSON list: {exc}", path=path, line=line
-                ) from None
-        else:
-            contexts = [text] if text else []
+        contexts = _contexts_cell(contexts.strip(), path, line)
     if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
         raise DataError("contexts must be a list of strings", path=path, line=line)
     try:
@@ -166,7 +188,7 @@ def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
         contexts=contexts,
         reference=(str(obj["reference"]) if obj.get("reference") else None),
         claim=(str(obj["claim"]) if obj.get("claim") else None),
-        group=(str(obj["group"]) if obj.get("group") not in (None, "") else None),
+        group=(str(obj["group"]) if obj.get("group") not in (None, "") else _case_of(obj)),
         weight=weight,
     )
     if dimension in ("faithfulness", "answer_relevancy", "completeness") and not (
@@ -180,15 +202,24 @@ def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
     return row
 
 
-def read_labels(path: Path) -> list[LabelRow]:
-    """Rows of a JSONL or CSV labels file; a bad row raises ``DataError`` with its line."""
+def read_labels(path: Path, *, blank: list[int] | None = None) -> list[LabelRow]:
+    """Rows of a JSONL or CSV labels file; a bad row raises ``DataError`` with its line.
+
+    A row whose label is blank (a spot-check sheet not filled in yet) is skipped; its line is
+    appended to ``blank`` when given."""
     if not path.is_file():
         raise DataError("labels file not found", path=path)
     rows: list[LabelRow] = []
+    skipped: list[int] = []
     if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8") as fh:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            for line, obj in enumerate(reader, start=2):
+            start = 1 + (reader.fieldnames is not None)  # a record's first physical line
+            for obj in reader:
+                line, start = start, reader.line_num + 1
+                if _blank(obj):
+                    skipped.append(line)
+                    continue
                 rows.append(_row(dict(obj), path, line))
     else:
         with path.open(encoding="utf-8") as fh:
@@ -201,10 +232,20 @@ def read_labels(path: Path) -> list[LabelRow]:
                     raise DataError(f"not JSON: {exc}", path=path, line=line) from None
                 if not isinstance(obj, dict):
                     raise DataError("a row must be a JSON object", path=path, line=line)
+                if _blank(obj):
+                    skipped.append(line)
+                    continue
                 rows.append(_row(obj, path, line))
+    if blank is not None:
+        blank.extend(skipped)
     if not rows:
-        raise DataError("no labelled rows", path=path)
+        more = f" ({len(skipped)} rows have a blank label)" if skipped else ""
+        raise DataError(f"no labelled rows{more}", path=path)
     return rows
+
+
+def _blank(obj: dict[str, Any]) -> bool:
+    return obj.get("label") is None or str(obj["label"]).strip() == ""
 
 
 # ----------------------------------------------------------------------------- features
@@ -388,7 +429,7 @@ def fit_logistic(
 
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
+    scale[scale < 1e-5] = 1.0  # (near-)constant: stored rounded to 6 places, must stay > 0
     z = (x - mean) / scale
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     w = w / w.sum()
