@@ -14,10 +14,13 @@ is the human mean E[Y] over the population the items are drawn from.
   lam^2 var(f_unl) / N + var(Y - lam f_lab) / n. lam = 0 is the human-only estimate, lam = 1
   is PPI; tuning never does asymptotically worse than either.
 
-Intervals are the normal (CLT) intervals ``theta ± z_{1-alpha/2} sigma``; they are valid when
-the labelled items are a uniform random sample of the items (a spot-check chosen by judge
-score is not, and the report says so). All functions work along the last axis, so one call
-evaluates many simulated draws at once.
+Intervals are the normal (CLT) intervals ``theta ± z_{1-alpha/2} sigma``, intersected with the
+range the mean can take (``bounds``, [0, 1] for normalised labels; the point estimate is
+clipped to it too): the true mean lies in the range, so cutting off the part outside it removes
+no value the interval could cover (coverage is unchanged) and never shows 1.080 for a share.
+They are valid when the labelled items are a uniform random sample of the items (a spot-check
+chosen by judge score is not, and the report says so). All functions work along the last
+axis, so one call evaluates many simulated draws at once.
 """
 
 from __future__ import annotations
@@ -92,11 +95,14 @@ def estimate_mean(
     f_unl: np.ndarray | list[float],
     *,
     confidence: float = 0.95,
+    bounds: tuple[float, float] = (0.0, 1.0),
 ) -> list[MeanEstimate]:
-    """Human-only, judge-only, PPI and PPI++ estimates of the human mean, with intervals.
+    """Human-only, judge-only, PPI and PPI++ estimates of the human mean, with intervals
+    clipped to ``bounds`` (module docstring).
 
     Needs n >= 2 labelled and N >= 2 unlabelled items (``ValueError`` otherwise).
     """
+    lo_b, hi_b = bounds
     y = np.asarray(y_lab, float)
     fl = np.asarray(f_lab, float)
     fu = np.asarray(f_unl, float)
@@ -108,9 +114,9 @@ def estimate_mean(
     def make(method: Method, theta: float, se: float, lam: float | None = None) -> MeanEstimate:
         return MeanEstimate(
             method=method,
-            value=float(theta),
-            ci_low=float(theta - z * se),
-            ci_high=float(theta + z * se),
+            value=float(np.clip(theta, lo_b, hi_b)),
+            ci_low=float(np.clip(theta - z * se, lo_b, hi_b)),
+            ci_high=float(np.clip(theta + z * se, lo_b, hi_b)),
             n_labelled=n,
             n_unlabelled=big_n,
             lam=lam,

@@ -91,15 +91,37 @@ def _fail(message: str) -> NoReturn:
     sys.exit(2)
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    """A warning as one line (``warning: ...``), without the source line Python would add;
+    a ``DataWarning`` (skipped input, counted) names its file itself."""
+    from rich.markup import escape
+
+    from ragjudge.io.diagnostics import DataWarning
+
+    kind = "" if issubclass(category, DataWarning) else f"{category.__name__}: "
+    err_console.print(
+        f"[yellow]warning:[/] {escape(kind + str(message))}", highlight=False, soft_wrap=True
+    )
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point. Exit codes: 0 success, 1 regressed (``report`` only), 2 bad input or error,
     3 the budget stopped the run. User errors become one message; an unexpected exception
     becomes one line (type, message, where) and exit 2, never a traceback, unless
     ``RAGJUDGE_DEBUG=1`` asks for the traceback."""
     import os
+    import warnings
 
     import click
 
+    warnings.showwarning = _show_warning
     try:
         # Without standalone mode click returns (not raises) the code of a typer.Exit.
         code = app(args=argv, standalone_mode=False)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     from ragjudge.calibrate.analyze import AgreementReport
@@ -130,8 +130,14 @@ def agree(
         raise ConfigError(f"--threshold must be in [0, 1], got {threshold}")
     if resamples < 10:
         raise ConfigError("--resamples must be at least 10")
-    data = _agree_source(run, results, store, rejudge, labels)
     label_set = load_labels(labels)
+    if not label_set.labels:
+        raise DataError(
+            f"no labels: every 'label' cell is empty ({label_set.skipped_blank} rows); fill in "
+            "the sheet first",
+            path=labels,
+        )
+    data = _agree_source(run, results, store, rejudge, labels)
     report = analyze(label_set, data, threshold=threshold, n_resamples=resamples, seed=seed)
     _print_report(report)
     if json_out is not None:

@@ -42,6 +42,12 @@ def _print_summary(summary: SweepSummary) -> None:
     out = _wide_console()
     out.print(table)
     out.print(choice_sentence(summary))
+    if summary.choice.not_retrieved:
+        ks = ", ".join(map(str, summary.choice.not_retrieved))
+        out.print(
+            f"Not retrieved: k = {ks} (the retriever returned fewer documents, so these answers "
+            "repeat a smaller k; they are neither chosen nor within noise)."
+        )
 
 
 def sweep(

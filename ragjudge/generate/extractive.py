@@ -78,8 +78,12 @@ class ExtractiveGenerator:
         return (1 - self.lexical_weight) * cos + self.lexical_weight * lex
 
     def answer(self, case: TestCase, contexts: Sequence[Document], k: int) -> Answer:
-        """The synchronous body of ``generate``."""
-        texts = [d.text for d in contexts]
+        """The synchronous body of ``generate``. Contexts are cut to bounded length first
+        (``ragjudge.judges.items.cap_texts``; ``Answer.contexts`` holds what was read, a cut
+        context ending with the truncation mark)."""
+        from ragjudge.judges.items import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL, cap_texts
+
+        texts, _, _ = cap_texts([d.text for d in contexts], OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL)
         located = [(j, s) for j, t in enumerate(texts) for s in split_sentences(t)]
         chosen: list[tuple[int, int, str]] = []
         if located:

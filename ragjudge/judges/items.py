@@ -18,7 +18,71 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import DataError
+from ragjudge.prompts import TRUNCATION_MARK, ContextBudget
 from ragjudge.schema import Answer, JudgeInput, JudgeResult, TestCase
+
+OFFLINE_MAX_CHARS = ContextBudget.max_chars_per_context
+"""Longest text (a context, the answer, the reference) an offline judge or the extractive
+generator reads: 6,000 characters (about 1,000 words, above any retrieval chunk), the LLM
+path's ``ContextBudget``. Longer texts are cut, so that one 5 MB document costs seconds and
+bounded memory instead of minutes; the cut is recorded (``cap_item``)."""
+OFFLINE_MAX_TOTAL = ContextBudget.max_total_chars
+"""Most characters of all contexts of one item together (each keeps ``total // n`` at least)."""
+
+
+def cap_texts(
+    texts: Sequence[str], per_text: int, total: int | None = None
+) -> tuple[list[str], int, int]:
+    """``texts`` each cut to ``min(per_text, total // n)`` characters (a cut text ends with
+    ``TRUNCATION_MARK``; a text cut before passes unchanged), with how many were cut and the
+    characters dropped."""
+    cap = per_text if total is None or not texts else min(per_text, max(1, total // len(texts)))
+    out: list[str] = []
+    cut = dropped = 0
+    for text in texts:
+        if len(text) > cap + len(TRUNCATION_MARK):
+            out.append(text[:cap] + TRUNCATION_MARK)
+            cut += 1
+            dropped += len(text) - cap
+        else:
+            out.append(text)
+    return out, cut, dropped
+
+
+def cap_item(
+    item: JudgeInput, per_text: int = OFFLINE_MAX_CHARS, total: int = OFFLINE_MAX_TOTAL
+) -> tuple[JudgeInput, dict[str, float]]:
+    """``item`` with its contexts, answer and reference cut (``cap_texts``) and the features
+    recording the cut (empty when nothing was cut): ``truncated`` = 1, ``contexts_truncated``,
+    ``context_chars_dropped``, ``answer_chars_dropped``, ``reference_chars_dropped``."""
+    contexts, n_cut, ctx_dropped = cap_texts(item.contexts, per_text, total)
+    (answer,), _, ans_dropped = cap_texts([item.answer], per_text)
+    reference, ref_dropped = item.reference, 0
+    if reference is not None:
+        (reference,), _, ref_dropped = cap_texts([reference], per_text)
+    if not (n_cut or ans_dropped or ref_dropped):
+        return item, {}
+    features = {
+        "truncated": 1.0,
+        "contexts_truncated": float(n_cut),
+        "context_chars_dropped": float(ctx_dropped),
+        "answer_chars_dropped": float(ans_dropped),
+        "reference_chars_dropped": float(ref_dropped),
+    }
+    capped = item.model_copy(
+        update={"contexts": contexts, "answer": answer, "reference": reference}
+    )
+    return capped, features
+
+
+def record_truncation(result: JudgeResult, features: Mapping[str, float]) -> JudgeResult:
+    """``result`` with the cut of its input added to ``evidence.features``."""
+    if not features:
+        return result
+    evidence = result.evidence.model_copy(
+        update={"features": {**result.evidence.features, **features}}
+    )
+    return result.model_copy(update={"evidence": evidence})
 
 
 def _str_list(value: Any, field: str, path: Path, line: int) -> list[str]:

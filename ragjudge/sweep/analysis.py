@@ -12,7 +12,9 @@ generation tokens or generation cost at k). O(q, k) is undefined while a weighte
 judged q at k (a partial run): a missing judgement never shrinks the average to fewer metrics.
 A case is kept for the choice of k only if O(q, k) is defined at every k, so that all k are
 compared on the same cases. A run that is not ``finished`` (budget stop, interrupted, failed)
-gets no best k, only its tables, and the reason.
+gets no best k, only its tables, and the reason. A k above the most documents the retriever
+returned (``retrieved_max``) is *not retrieved*: it repeats a smaller k, takes no part in the
+choice and is never reported within noise.
 
 best k = argmax_k mean_q O(q, k) (ties go to the smaller k). k is *within noise* of the best
 when the 95% paired-bootstrap interval of mean_q (O(q, k) - O(q, best)) contains 0, or, with a
@@ -71,6 +73,10 @@ class KChoice(BaseModel):
     penalty: str | None = None
     reason: str | None = None
     """Why no k could be chosen, when ``best_k`` is None."""
+    not_retrieved: list[int] = Field(default_factory=list)
+    """k above the most documents the retriever returned for any query (e.g. a LangChain
+    retriever with its own ``k=4``): their answers repeat the largest retrieved k, so they are
+    neither chosen nor called within noise."""
 
     @property
     def smallest_within_noise(self) -> int | None:
@@ -117,15 +123,19 @@ class SweepData(BaseModel):
     answers: list[Answer]
     judge_results: list[StoredJudgeResult]
     retrieval: list[RetrievalMetric]
+    retrieved_max: int | None = None
+    """The most documents the retriever returned for one query (None: rankings not stored)."""
 
     @classmethod
     def from_store(cls, store: RunStore, run_id: str) -> SweepData:
+        rankings = store.rankings(run_id)
         return cls(
             run_id=run_id,
             manifest=store.manifest(run_id),
             answers=store.answers(run_id),
             judge_results=store.judge_results(run_id),
             retrieval=store.retrieval_metrics(run_id),
+            retrieved_max=max((len(r.docs) for r in rankings.values()), default=None),
         )
 
 
@@ -173,7 +183,13 @@ def analyse(
             metrics.append(MetricAtK(metric=name, kind=kind, k=k, aggregate=agg))
 
     answers = {(a.case_id, a.k): a for a in data.answers}
-    choice, per_k_objective = _choose_k(scores, answers, cases, ks, judges, objective, seed)
+    top = data.retrieved_max
+    not_retrieved = [k for k in ks if top is not None and k > top]
+    choice, per_k_objective = _choose_k(
+        scores, answers, cases, [k for k in ks if k not in not_retrieved], judges, objective, seed
+    )
+    if not_retrieved:
+        choice = choice.model_copy(update={"not_retrieved": not_retrieved})
     status = data.manifest.status if data.manifest is not None else "finished"
     if status != "finished":
         choice = KChoice(
@@ -183,8 +199,9 @@ def analyse(
             penalty=choice.penalty,
             reason=f"the run is {status}, so some k may lack judgements: a k is chosen from "
             "a finished run only (resume it to finish); the tables show what it has",
+            not_retrieved=not_retrieved,
         )
-    for k in ks:
+    for k in ks:  # a not-retrieved k has no objective: it takes no part in the choice
         obj_vals = per_k_objective.get(k, [])
         metrics.append(
             MetricAtK(

@@ -86,7 +86,8 @@ def write_plots(summary: SweepSummary, out_dir: Path) -> dict[str, Path]:
     ax.set_ylabel("objective")
     ax.set_title("Objective against k (shaded: k within noise of the best)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best")
+    if ax.get_legend_handles_labels()[0]:  # nothing to label when the objective is undefined
+        ax.legend(loc="best")
     fig.tight_layout()
     p = out_dir / "objective_vs_k.png"
     fig.savefig(p, dpi=110)
