@@ -28,3 +28,22 @@ def datasets_dir() -> Path:
 
 def demo_dir() -> Path:
     return datasets_dir() / "demo"
+
+
+BUNDLED = "bundled:"
+"""Prefix of a data set shipped with ragjudge in a sweep config: ``path: bundled:demo``."""
+
+
+def bundled_dataset(name: str) -> Path:
+    """The folder of the bundled data set ``name`` (``bundled:demo`` in a sweep config), found
+    the same way in a source checkout and in an installed wheel."""
+    from ragjudge.errors import ConfigError
+
+    root = datasets_dir()
+    folder = root / name
+    if not name or "/" in name or "\\" in name or not folder.is_dir():
+        known = sorted(p.name for p in root.iterdir() if p.is_dir())
+        raise ConfigError(
+            f"no bundled data set {name!r}; bundled: {', '.join(BUNDLED + k for k in known)}"
+        )
+    return folder

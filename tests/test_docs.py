@@ -457,3 +457,18 @@ def test_parser_reads_the_convention(tmp_path: Path) -> None:
     assert "```python" in blocks[1].text
     assert data_problems(blocks[4]) and not data_problems(blocks[1])
     assert decision_problems(blocks[5]) and not decision_problems(blocks[3])
+
+
+def test_copied_demo_config_runs_from_any_folder(tmp_path: Path) -> None:
+    """README's `cp datasets/demo/sweep.yaml my-sweep.yaml`: the copy names the bundled demo set
+    (`bundled:demo`), not a folder relative to where it was copied; a wrong name is refused."""
+    from ragjudge.errors import ConfigError
+    from ragjudge.resources import demo_dir
+    from ragjudge.sweep.config import load_config
+
+    copy = tmp_path / "my-sweep.yaml"
+    shutil.copy(REPO / "datasets" / "demo" / "sweep.yaml", copy)
+    assert Path(load_config(copy).dataset.path) == demo_dir()
+    copy.write_text(copy.read_text().replace("bundled:demo", "bundled:dmeo"))
+    with pytest.raises(ConfigError, match=r"no bundled data set 'dmeo'; bundled: bundled:demo"):
+        load_config(copy)

@@ -49,6 +49,7 @@ from pydantic import (
 from ragjudge.errors import ConfigError
 from ragjudge.io.yamlfile import KeyPath
 from ragjudge.judges.registry import JUDGE_NAMES
+from ragjudge.resources import BUNDLED, bundled_dataset
 
 DEFAULT_KS = list(range(1, 11))
 RETRIEVAL_METRIC_NAMES = ("precision", "recall", "ndcg", "hit_rate", "mrr")
@@ -63,7 +64,8 @@ class DatasetConfig(_Strict):
     path: str
     """``beir``: a ragjudge/BEIR folder (corpus.jsonl, queries.jsonl with optional
     ``reference``, qrels/<split>.tsv); ``squad``: a SQuAD v1.1/v2.0 JSON file. Relative paths
-    are resolved against the config file's folder."""
+    are resolved against the config file's folder; ``bundled:demo`` names the demo set shipped
+    with ragjudge (so a copied demo config runs from any folder)."""
     format: Literal["beir", "squad"] = "beir"
     split: str = "test"
     limit: int | None = Field(default=None, ge=1)
@@ -389,11 +391,19 @@ def parse_config(
     except ValidationError as exc:
         raise ConfigError(f"{source}: " + _format_validation(exc, source, lines)) from None
     check_options(config, source, lines)
-    if base_dir is not None:
-        p = Path(config.dataset.path)
-        if not p.is_absolute():
-            ds = config.dataset.model_copy(update={"path": str((base_dir / p).resolve())})
-            config = config.model_copy(update={"dataset": ds})
+    raw = config.dataset.path
+    path = None
+    if raw.startswith(BUNDLED):
+        try:
+            path = str(bundled_dataset(raw.removeprefix(BUNDLED)))
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: dataset.path: {exc}") from None
+    elif base_dir is not None and not Path(raw).is_absolute():
+        path = str((base_dir / raw).resolve())
+    if path is not None:
+        config = config.model_copy(
+            update={"dataset": config.dataset.model_copy(update={"path": path})}
+        )
     return config
 
 
