@@ -16,16 +16,23 @@ def register(app: typer.Typer) -> None:
 
 
 def report(
-    run: str = typer.Option(..., "--run", help="Run id (or a unique prefix, or 'latest')."),
+    run: str = typer.Option(
+        ..., "--run", help="Run id (or a unique prefix, or 'latest': the newest finished run)."
+    ),
     baseline: str | None = typer.Option(None, "--baseline", help="Baseline run id."),
     baseline_tag: str | None = typer.Option(
-        None, "--baseline-tag", help="Use the newest other run carrying this tag."
+        None, "--baseline-tag", help="Use the newest other finished run carrying this tag."
     ),
     thresholds: Path | None = typer.Option(None, "--thresholds", help="Thresholds YAML."),
     formats: str = typer.Option("md,html,json", "--format", help="Comma list of md,html,json."),
     out: Path = typer.Option(Path("ragjudge-report"), "--out", help="Output folder."),
     history: int = typer.Option(10, "--history", min=0, help="Runs in the history plot."),
-    headline_k: int | None = typer.Option(None, "--headline-k", help="k of the headline metrics."),
+    headline_k: int | None = typer.Option(
+        None,
+        "--headline-k",
+        help="k of the headline metrics and of the default primary family (default: 5 if the "
+        "run has it, else its largest k).",
+    ),
     allow_partial: bool = typer.Option(
         False, "--allow-partial", help="Compare only the shared part of non-comparable runs."
     ),
