@@ -30,7 +30,9 @@ from . import (
 app = typer.Typer(
     name="ragjudge",
     help="Evaluate retrieval-augmented generation end to end: k-sweeps, regression reports, "
-    "human-vs-judge agreement. Runs offline by default; set OPENAI_BASE_URL to use an LLM.",
+    "human-vs-judge agreement. Runs offline by default; set OPENAI_BASE_URL to use an LLM. "
+    "Exit codes: 0 success, 1 regressed (report), 2 bad input or error, 3 budget stop; "
+    "RAGJUDGE_DEBUG=1 shows the traceback of an unexpected error.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
