@@ -110,6 +110,13 @@ def test_every_command_exits_2_on_broken_input_without_traceback(broken, capsys,
     assert not failures, "\n".join(failures)
 
 
+def test_every_command_refuses_an_unknown_option_with_exit_2(capsys):
+    for path in commands():
+        code, text = run_cli([*path, "--no-such-option"], capsys)
+        assert code == 2 and "No such option: --no-such-option" in text, (path, text)
+        assert "Traceback" not in text and "internal error" not in text
+
+
 def test_corrupt_state_files_are_named(broken, capsys, _isolated_home):
     code, text = run_cli(["runs", "list"], capsys)
     assert code == 2 and f"{_isolated_home / 'runs.sqlite'}: not a readable SQLite" in text

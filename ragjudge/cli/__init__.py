@@ -132,8 +132,11 @@ def main(argv: list[str] | None = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
-    except click.ClickException as exc:  # usage errors
-        exc.show()
+    except (click.ClickException, typer.TyperException) as exc:  # usage errors (typer's click)
+        show = getattr(exc, "show", None)
+        if show is None:
+            _fail(str(exc))
+        show()
         sys.exit(2)
     except Exception as exc:
         if os.environ.get("RAGJUDGE_DEBUG", "").strip() not in ("", "0"):
