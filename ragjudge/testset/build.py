@@ -22,7 +22,8 @@ Judges (any ``Judge``): with an LLM, the faithfulness judge (support) and the co
 judge (relevance); offline, ``overlap.OverlapJudge`` for both.
 
 Budget: before each wave, the calls (and cost) already sent through the client's ledger plus
-the wave's estimate (candidates x the most calls one candidate has taken) must fit
+the wave's estimate (candidates x the most calls one candidate can take: 2 + ``GRADE_DEPTH``,
+or more once one has taken more) must fit
 ``max_calls`` / ``max_cost_usd``; otherwise the build stops with what it kept (status
 ``stopped_budget``). Resume: calls are cached (``ragjudge.llm``) and seeds are fixed by
 ``seed``, so running the same build again repeats finished calls from the cache for free.
@@ -31,7 +32,6 @@ the wave's estimate (candidates x the most calls one candidate has taken) must f
 from __future__ import annotations
 
 import asyncio
-import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -151,7 +151,9 @@ class Builder:
         self.kept: list[Candidate] = []
         self.relevant: list[dict[str, int]] = []
         self.kept_vectors: list[np.ndarray] = []
-        self.calls_per_candidate = 1
+        self.calls_per_candidate = 2 + GRADE_DEPTH
+        """Most LLM calls one candidate may take (writing, checking, grading), raised to the most
+        one has taken (repair calls add to it)."""
 
     # -------------------------------------------------------------------------- planning
 
@@ -277,7 +279,6 @@ class Builder:
         while need > 0 and pos < len(seeds):
             size = self._check_budget(min(need * self.oversample, len(seeds) - pos))
             batch = seeds[pos : pos + size]
-            before = self.usage().calls
             written = await asyncio.gather(
                 *(
                     self.writer.write(qtype, ps, random.Random(f"{self.seed}:{qtype}:{pos + k}"))
@@ -317,11 +318,8 @@ class Builder:
                 self.kept_vectors.append(v)
                 self.report.add("kept", qtype)
             need -= len(passed)
-            if batch:
-                spent = self.usage().calls - before
-                self.calls_per_candidate = max(
-                    self.calls_per_candidate, math.ceil(spent / len(batch))
-                )
+            for c in made:
+                self.calls_per_candidate = max(self.calls_per_candidate, c.usage.calls)
             self.progress(
                 f"{qtype}: kept {quota - need} of {quota} ({pos} of {len(seeds)} seeds used)"
             )

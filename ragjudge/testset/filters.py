@@ -1,8 +1,9 @@
 """The lexical filters and their scores (the embedding and judge filters are in ``build``).
 
-- ``copy_score(question, passages)``: max over the passages' sentences of
-  ``longest common run of tokens / sentence length`` (sentences of 6+ tokens). A question is a
-  copy when it reaches ``COPY_THRESHOLD``: it repeats most of one sentence word for word.
+- ``copy_score(question, passages)``: max over the passages' sentences (of 6+ tokens) of
+  ``LCS(question tokens, sentence tokens) / sentence length``, LCS being the longest common
+  subsequence. A question is a copy when it reaches ``COPY_THRESHOLD``: it repeats most of one
+  sentence in the same order (a word moved, dropped or swapped does not hide it).
 - ``leak_score(question, short_answer, reference)``: the share of the answer's key terms
   (content words and numbers of the short answer; of the reference when there is none) that
   the question already contains. A question answers itself at ``LEAK_THRESHOLD``.
@@ -18,18 +19,15 @@ COPY_THRESHOLD = 0.7
 LEAK_THRESHOLD = 1.0
 
 
-def _longest_run(a: Sequence[str], b: Sequence[str]) -> int:
-    """Length of the longest common contiguous run of ``a`` and ``b`` (dynamic programming)."""
-    best = 0
+def lcs(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of ``a`` and ``b`` (dynamic programming)."""
     prev = [0] * (len(b) + 1)
     for x in a:
         cur = [0] * (len(b) + 1)
         for j, y in enumerate(b, start=1):
-            if x == y:
-                cur[j] = prev[j - 1] + 1
-                best = max(best, cur[j])
+            cur[j] = prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1])
         prev = cur
-    return best
+    return prev[-1]
 
 
 def copy_score(question: str, passages: Sequence[str]) -> float:
@@ -39,7 +37,7 @@ def copy_score(question: str, passages: Sequence[str]) -> float:
         for sent in split_sentences(text):
             s = tokens(sent)
             if len(s) >= 6:
-                best = max(best, _longest_run(q, s) / len(s))
+                best = max(best, lcs(q, s) / len(s))
     return best
 
 
