@@ -95,6 +95,23 @@ def test_a_skipped_row_does_not_hide_judges_whose_every_call_failed(llm_env, tmp
     assert "skipped_missing_reference" in statuses
 
 
+def test_an_llm_reranker_whose_every_call_fails_fails_the_run(tmp_path, monkeypatch):
+    from ragjudge.retrieval import Pipeline
+    from ragjudge.retrieval.rerank.llm import LLMListwiseReranker
+
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("RAGJUDGE_MAX_ATTEMPTS", "1")
+    reranker = LLMListwiseReranker(client=LLMClient.from_env(), window=4, step=2)
+    comp = parts()
+    comp.retriever = Pipeline(OverlapRetriever(), stages=[(reranker, 4)])
+    store = RunStore(tmp_path / "runs.sqlite")
+    with pytest.raises(StageFailedError, match="reranking failed: every one of 7 calls") as exc:
+        run_sweep(config(), store=store, components=comp, testset=make_testset())
+    assert "cannot reach the LLM endpoint" in str(exc.value)
+    (run,) = store.list_runs()
+    assert run.status == "failed" and store.rankings(run.run_id) == {}
+
+
 # ---------------------------------------------------------------- killed, partial, short runs
 
 
