@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         TestCase,
         TestSet,
     )
+    from ragjudge.testset import testset as testset
 
 
 class _Entry:
@@ -93,7 +94,10 @@ class _Entry:
         return f"<function ragjudge.{self._where[1]}>"
 
 
-_ENTRIES = {"sweep": _Entry("ragjudge.api.sweep", "sweep", "ragjudge.sweep")}
+_ENTRIES = {
+    "sweep": _Entry("ragjudge.api.sweep", "sweep", "ragjudge.sweep"),
+    "testset": _Entry("ragjudge.testset", "testset", "ragjudge.testset"),
+}
 
 
 class _Package(types.ModuleType):
@@ -147,4 +151,5 @@ __all__ = [
     "evaluate",
     "judge",
     "sweep",
+    "testset",
 ]
