@@ -230,8 +230,16 @@ class SweepConfig(_Strict):
     @model_validator(mode="after")
     def _weights_name_metrics(self) -> SweepConfig:
         """An objective weight must name a judge of this sweep or a retrieval metric: a typo
-        (``faithfulnes``) would otherwise weight a metric that is never scored."""
-        known = [*self.judges.names, *self.judges.criteria, *RETRIEVAL_METRIC_NAMES]
+        (``faithfulnes``) would otherwise weight a metric that is never scored. With a custom
+        judge given by import path its name is known once loaded: the sweep checks then."""
+        if not any(":" in n for n in self.judges.names):
+            self.check_weights([*self.judges.names, *self.judges.criteria])
+        return self
+
+    def check_weights(self, judge_names: Sequence[str]) -> None:
+        """Raise ``ValueError`` naming an objective weight that is neither one of
+        ``judge_names`` nor a retrieval metric."""
+        known = [*judge_names, *RETRIEVAL_METRIC_NAMES]
         for name in self.objective.weights or {}:
             if name not in known:
                 close = difflib.get_close_matches(name, known, n=1)
@@ -240,7 +248,6 @@ class SweepConfig(_Strict):
                     f"objective.weights.{name}: not a judge of this sweep nor a retrieval "
                     f"metric; {hint}known: {', '.join(known)}"
                 )
-        return self
 
     @property
     def k_max(self) -> int:

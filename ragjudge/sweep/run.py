@@ -722,6 +722,10 @@ async def arun_sweep(
     chash = hash_json(definition)
     # The judges summarised are the judges that run, whatever the config's names said.
     names = [j.name for j in comp.judges]
+    try:
+        config.check_weights(names)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
     config = config.model_copy(update={"judges": config.judges.model_copy(update={"names": names})})
     fresh = RunManifest(
         run_id=new_run_id(chash),
