@@ -233,3 +233,13 @@ def test_simulation_false_alarm_rate_at_most_alpha_and_planted_drop_caught():
         row = next(m for m in cmp.metrics if m.label == "completeness @ k=5")
         caught += row.verdict == "regressed" and cmp.regressed
     assert caught >= 38
+
+
+def test_few_changed_queries_are_inconclusive_and_say_why():
+    b = np.linspace(0.3, 0.9, 60)
+    c = b.copy()
+    c[:4] -= 0.5  # four questions lost half their score: mean -0.033, exact p = 2 / 2^4
+    row = compare_runs(_run("c", {("completeness", 5): c}), _run("b", {("completeness", 5): b}))
+    m = row.metrics[0]
+    assert m.p_value == pytest.approx(0.125) and m.verdict == "inconclusive"
+    assert "only 4 of 60 paired values differ" in m.reason and "p below 0.125" in m.reason

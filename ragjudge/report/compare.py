@@ -44,6 +44,7 @@ from scipy.stats import binomtest
 from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.report.thresholds import ResolvedRule, Thresholds
 from ragjudge.stats import (
+    EXACT_SIGN_FLIPS,
     benjamini_hochberg,
     bootstrap_means,
     holm,
@@ -373,12 +374,17 @@ def _verdict(u: _Unit) -> tuple[VerdictName, str, bool]:
             f"{stats}: equivalent within ±{e:g} (two one-sided tests, {eq_text})",
             False,
         )
-    return (
-        "inconclusive",
+    why = (
         f"{stats}: neither a significant change nor shown within ±{e:g} ({eq_text}); the "
-        f"smallest change this n could detect (80% power) is ±{u.mde:.3f}",
-        False,
+        f"smallest change this n could detect (80% power) is ±{u.mde:.3f}"
     )
+    changed = int(np.count_nonzero(u.a != u.b))
+    if changed <= EXACT_SIGN_FLIPS:
+        why += (
+            f"; only {changed} of {n} paired values differ, so no sign-flip test can give "
+            f"p below {2.0 ** (1 - changed):.3g} before adjustment"
+        )
+    return "inconclusive", why, False
 
 
 def _finish(u: _Unit, thresholds: Thresholds) -> MetricComparison:
