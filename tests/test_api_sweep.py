@@ -178,3 +178,19 @@ def load_config_text(folder, extra: str):
     path = folder / "bad.yaml"
     path.write_text(f"dataset: {{path: set}}\n{extra}\n", encoding="utf-8")
     return load_config(path)
+
+
+def test_components_judges_not_in_the_config_are_the_judges_summarised(tmp_path):
+    from ragjudge.adapters import FunctionGenerator, as_retriever, with_retrieved
+    from ragjudge.api.sweep import as_testset
+    from ragjudge.sweep.config import SweepConfig
+    from ragjudge.sweep.run import Components
+
+    config = SweepConfig.model_validate({"dataset": {"path": "unused"}, "ks": [1, 2]})
+    assert len(config.judges.names) == 5  # the built-in defaults, none of which will run
+    ret = as_retriever(retrieve)
+    ts = with_retrieved(as_testset(CASES), ret, 2)
+    comp = Components(ret, FunctionGenerator(generate), [ChunkHits()])
+    out = run_sweep(config, store=RunStore(tmp_path / "r.sqlite"), components=comp, testset=ts)
+    assert out.status == "finished" and out.summary.judges == ["chunk_hits"]
+    assert {m.metric for m in out.summary.metrics if m.kind == "judge"} == {"chunk_hits"}
