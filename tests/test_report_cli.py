@@ -270,3 +270,5 @@ def test_out_is_a_file_and_floor_at_a_missing_k_are_one_line_errors(
     t.write_text("primary: {metrics: [faithfulness], ks: [3]}\n")
     proc = _report(store_home, "--run", "worse", "--baseline", "base", "--thresholds", str(t))
     assert proc.returncode == 2 and f"{t}:1: primary.ks.0: k=3" in proc.stderr, proc.stderr
+    proc = _report(store_home, "--run", "worse", "--baseline", "base", "--headline-k", "3")
+    assert proc.returncode == 2 and "--headline-k 3: the runs have k = 5" in proc.stderr

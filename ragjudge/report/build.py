@@ -105,6 +105,9 @@ def build_report(
             add_objective(run, weights)
     shared_ks = {s.k for s in current.series} & {s.k for s in baseline.series}
     thresholds.check_against(current.metric_names() | baseline.metric_names(), shared_ks)
+    if headline_k is not None and headline_k not in shared_ks:
+        have = ", ".join(map(str, sorted(shared_ks)))
+        raise ConfigError(f"--headline-k {headline_k}: the runs have k = {have}")
     comparison = compare_runs(current, baseline, thresholds, head_k=headline_k, seed=seed)
     keys = headline_keys(current, headline_k)
     runs = list(history) or [baseline, current]
