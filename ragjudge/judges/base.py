@@ -80,10 +80,18 @@ def precheck(judge: Judge, item: JudgeInput) -> JudgeResult | None:
 class JudgeBase:
     """Base for a judge class: set ``name`` (and the declarations that differ from these
     defaults) and implement ``async _judge(item)``; ``judge`` runs the shared pre-check
-    first. ``result(...)`` builds a typed result of this judge."""
+    first. ``result(...)`` builds a typed result of this judge. A subclass that sets no
+    ``version`` gets a digest of its source code, so an edited judge is a new version."""
 
     name: str = ""
     version: str = "v1"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "version" not in cls.__dict__:
+            from ragjudge.adapters import source_version
+
+            cls.version = source_version(cls)
     backend: str = "custom"
     requires_reference: bool = False
     needs_answer: bool = True
