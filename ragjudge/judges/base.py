@@ -92,6 +92,7 @@ class JudgeBase:
             from ragjudge.adapters import source_version
 
             cls.version = source_version(cls)
+
     backend: str = "custom"
     requires_reference: bool = False
     needs_answer: bool = True
