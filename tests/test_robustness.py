@@ -332,7 +332,7 @@ def test_a_2_mb_document_is_judged_offline_in_bounded_time_with_the_cut_recorded
     asyncio.run(run_judges(judges, [warm], progress=False))  # model loading is not timed
     t0 = time.perf_counter()
     out = asyncio.run(run_judges(judges, [item], progress=False))
-    assert time.perf_counter() - t0 < 60  # minutes before the cap; ~2 s on an idle machine
+    assert time.perf_counter() - t0 < 120  # > 5 min before the cap; seconds on an idle machine
     for name, (res,) in out.items():
         assert res.status.value == "ok", (name, res.error)
         feats = res.evidence.features
