@@ -194,3 +194,27 @@ def test_components_judges_not_in_the_config_are_the_judges_summarised(tmp_path)
     out = run_sweep(config, store=RunStore(tmp_path / "r.sqlite"), components=comp, testset=ts)
     assert out.status == "finished" and out.summary.judges == ["chunk_hits"]
     assert {m.metric for m in out.summary.metrics if m.kind == "judge"} == {"chunk_hits"}
+
+
+def test_langchain_retriever_and_runnable_as_parts(tmp_path):
+    from langchain_core.documents import Document as LCDocument
+    from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableLambda
+
+    class Keyword(BaseRetriever):
+        def _get_relevant_documents(self, query, *, run_manager=None):
+            hits = retrieve(query, len(DOCS))
+            return [LCDocument(page_content=text, id=doc_id) for doc_id, text in hits]
+
+    answer = RunnableLambda(lambda d: d["contexts"][0])
+    out = ragjudge.sweep(
+        CASES,
+        retriever=Keyword(),
+        generator=answer,
+        judges=[ChunkHits()],
+        ks=[1, 2],
+        store=RunStore(tmp_path / "r.sqlite"),
+    )
+    assert out.status == "finished"
+    assert out.summary.table("retrieval")["recall"][1].mean == 1.0
+    assert out.summary.manifest.used_models().retriever == "langchain(Keyword)"
