@@ -2,7 +2,8 @@
 
 ``VectorCache``: one SQLite file per model under ``RAGJUDGE_HOME/embeddings/``, one row per
 content hash (sha256 of title + text) holding the float32 vector (or, for token embeddings, a
-float16 (n_tokens, dim) matrix). A document seen before, under any id, is never encoded again;
+float16 (n_tokens, dim) matrix; ``sentences``: float32 vectors of the offline judges' sentences,
+keyed by the text's sha256). A document seen before, under any id, is never encoded again;
 an edited document has a new hash and is encoded once.
 """
 
@@ -27,7 +28,7 @@ class VectorCache:
 
     def __init__(self, model: str, kind: str = "pooled") -> None:
         self.path = state_path("embeddings", f"{_safe(model)}.{kind}.sqlite")
-        self.dtype = np.float32 if kind == "pooled" else np.float16
+        self.dtype = np.float16 if kind == "tokens" else np.float32
         self._db = sqlite3.connect(self.path, check_same_thread=False)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")

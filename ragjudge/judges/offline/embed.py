@@ -1,16 +1,22 @@
-"""Sentence embeddings for the offline judges, cached per process.
+"""Sentence embeddings for the offline judges, cached per process and (``shared_cache``) on disk.
 
 The five judges of one item see the same question, answer, reference and context sentences; the
 k-sweep judges the same contexts at several k. ``EmbeddingCache.vectors(texts)`` encodes only the
 texts it has not seen, in ONE batch, and keeps at most ``max_items`` vectors (least recently used
 evicted). ``warm(texts)`` pre-encodes many items' texts in one batch (what a batch runner calls).
+With ``persist=True`` (the judges' shared cache) a miss is looked up first in
+``RAGJUDGE_HOME/embeddings/<model>.sentences.sqlite`` (``ragjudge.retrieval.cache.VectorCache``,
+keyed by the sha256 of the text, float32), so a nightly run over the same corpus does not
+encode the same context sentences again.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -20,9 +26,14 @@ from ragjudge.protocols import Encoder
 class EmbeddingCache:
     """Text -> L2-normalised vector, encoding misses in one batch (LRU, thread-safe)."""
 
-    def __init__(self, encoder: Encoder | None = None, *, max_items: int = 50_000) -> None:
+    def __init__(
+        self, encoder: Encoder | None = None, *, max_items: int = 50_000, persist: bool = False
+    ) -> None:
         self._encoder = encoder
         self.max_items = max_items
+        self.persist = persist
+        self._disk: Any = None
+        self._disk_lock = threading.Lock()
         self._store: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.encoded = 0
@@ -41,7 +52,7 @@ class EmbeddingCache:
         with self._lock:
             missing = list(dict.fromkeys(t for t in texts if t not in self._store))
         if missing:
-            vecs = self.encoder.encode(missing)
+            vecs = self._encode(missing)
             with self._lock:
                 for text, vec in zip(missing, vecs, strict=True):
                     self._store[text] = vec
@@ -55,6 +66,20 @@ class EmbeddingCache:
             while len(self._store) > self.max_items:
                 self._store.popitem(last=False)
         return out
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        if not self.persist:
+            return self.encoder.encode(texts)
+        from ragjudge.embedding import BUNDLED_MODEL_NAME
+        from ragjudge.retrieval.cache import VectorCache
+
+        hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        with self._disk_lock:  # one SQLite connection, used by one thread at a time
+            if self._disk is None:
+                name = self._encoder.name if self._encoder is not None else BUNDLED_MODEL_NAME
+                self._disk = VectorCache(name, kind="sentences")
+            found = self._disk.lookup(hashes, texts, lambda todo: list(self.encoder.encode(todo)))
+        return np.stack([v.reshape(-1) for v in found]).astype(np.float32)
 
     def warm(self, texts: Iterable[str]) -> None:
         """Encode ``texts`` now, in one batch."""
@@ -73,5 +98,5 @@ def shared_cache() -> EmbeddingCache:
     """The process-wide cache over the bundled encoder."""
     global _SHARED
     if _SHARED is None:
-        _SHARED = EmbeddingCache()
+        _SHARED = EmbeddingCache(persist=True)
     return _SHARED
