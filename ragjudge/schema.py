@@ -307,7 +307,8 @@ class RunManifest(BaseModel):
     tags: dict[str, str] = Field(default_factory=dict)
     started_at: str
     finished_at: str | None = None
-    status: Literal["running", "finished", "failed", "stopped_budget"] = "running"
+    status: Literal["running", "finished", "failed", "stopped_budget", "interrupted"] = "running"
+    """``interrupted``: shown for a ``running`` run whose writer died (kill -9); resumable."""
 
     def used_models(self) -> RunModels:
         """``models`` as the typed record (a run stored with only ``llm`` recorded: that model
