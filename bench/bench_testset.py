@@ -109,7 +109,13 @@ def sweeps(syn, human, n: int, seed: int, home: Path) -> None:  # type: ignore[n
     hum_s = sample_like(reference_of_unanswerable(human), syn_s, seed)
     sizes = f"{len(syn_s.cases)} synthetic vs {len(hum_s.cases)} human questions"
     print(f"\n## 2. k-sweep on {sizes}\n")
-    print("BM25, extractive generator, the five offline judges, equal objective weights.\n")
+    from ragjudge.judges.registry import create_judge
+
+    version = create_judge("faithfulness", "offline").version
+    print(
+        f"BM25, extractive generator, the five offline judges ({version}), equal objective "
+        "weights.\n"
+    )
     results = {}
     for label, ts in (("synthetic", syn_s), ("human", hum_s)):
         t0 = time.perf_counter()

@@ -151,6 +151,7 @@ class Builder:
         self.kept: list[Candidate] = []
         self.relevant: list[dict[str, int]] = []
         self.kept_vectors: list[np.ndarray] = []
+        self.passage_vectors: np.ndarray | None = None
         self.calls_per_candidate = 2 + GRADE_DEPTH
         """Most LLM calls one candidate may take (writing, checking, grading), raised to the most
         one has taken (repair calls add to it)."""
@@ -160,9 +161,11 @@ class Builder:
     def seeds(self, qtype: str) -> list[list[Document]]:
         rng = random.Random(f"{self.seed}:{qtype}")
         if qtype in MULTI_SOURCE:
-            vecs = self.encoder.encode([d.text for d in self.passages])
+            if self.passage_vectors is None:
+                self.passage_vectors = self.encoder.encode([d.text for d in self.passages])
             return [
-                [self.passages[i], self.passages[j]] for i, j in pairs(self.passages, vecs, rng)
+                [self.passages[i], self.passages[j]]
+                for i, j in pairs(self.passages, self.passage_vectors, rng)
             ]
         order = list(self.passages)
         rng.shuffle(order)
