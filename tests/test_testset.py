@@ -128,6 +128,7 @@ def test_filters_and_mix() -> None:
         ("empty", "no passages"),
         ("short", "no passage is long enough"),
         ("missing", "corpus not found"),
+        ("out", "holds other files (notes.txt)"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(
@@ -145,6 +146,9 @@ def test_bad_input_is_one_line_exit_2(
     elif setup == "short":
         (tmp_path / "c.jsonl").write_text('{"_id": "a", "text": "Bees make honey."}\n')
         args[2] = str(tmp_path / "c.jsonl")
+    elif setup == "out":
+        (tmp_path / "o").mkdir()
+        (tmp_path / "o" / "notes.txt").write_text("mine")
     else:
         args[2] = str(tmp_path / "nowhere.jsonl")
     code, text = run(args, capsys)

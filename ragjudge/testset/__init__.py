@@ -48,7 +48,7 @@ def build_testset(
 
     from .build import Budget, run_build
     from .corpus import load_corpus
-    from .folder import write_folder
+    from .folder import check_out, write_folder
     from .mix import DEFAULT_MIX, check_mix, load_mix
     from .overlap import OverlapJudge
     from .templates import TemplateContext
@@ -67,6 +67,8 @@ def build_testset(
     if backend not in ("offline", "llm"):
         raise ConfigError(f"--backend must be llm or offline, got {backend!r}")
     data = load_corpus(corpus)
+    if out is not None:
+        check_out(out)
     writer: QuestionWriter
     if backend == "llm":
         from ragjudge.llm import LLMClient

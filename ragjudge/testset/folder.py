@@ -39,8 +39,9 @@ def _document_row(
     return row
 
 
-def write_folder(build: TestsetBuild, corpus: Corpus, out: str | Path) -> Path:
-    """Write the folder (refusing one that holds other files than a test set's)."""
+def check_out(out: str | Path) -> Path:
+    """``out`` as a folder to write to: new, empty, or an earlier test set (refusing one
+    that holds other files, before any work is done)."""
     root = Path(out)
     if root.exists() and not root.is_dir():
         raise ConfigError(f"--out {root} exists and is not a folder")
@@ -55,6 +56,12 @@ def write_folder(build: TestsetBuild, corpus: Corpus, out: str | Path) -> Path:
                 f"--out {root} holds other files ({', '.join(sorted(extra)[:3])}); "
                 "give an empty or new folder"
             )
+    return root
+
+
+def write_folder(build: TestsetBuild, corpus: Corpus, out: str | Path) -> Path:
+    """Write the folder (refusing one that holds other files than a test set's)."""
+    root = check_out(out)
     (root / "qrels").mkdir(parents=True, exist_ok=True)
     if corpus.beir_corpus is not None and corpus.beir_corpus.suffix == ".jsonl":
         shutil.copyfile(corpus.beir_corpus, root / "corpus.jsonl")
