@@ -149,7 +149,10 @@ def test_read_only_home_still_lists_runs_and_names_the_path_on_write(tmp_path, c
 
     home = tmp_path / "ro-home"
     monkeypatch.setenv("RAGJUDGE_HOME", str(home))
-    RunStore().close()  # a store with its schema, then the folder becomes read-only
+    from ragjudge.llm.cache import LLMCache
+
+    RunStore().close()  # a store and a cache with their schema; then the folder is read-only
+    LLMCache().close()
     home.chmod(0o555)
     if os.geteuid() == 0:
         real = os.access
@@ -163,6 +166,9 @@ def test_read_only_home_still_lists_runs_and_names_the_path_on_write(tmp_path, c
     try:
         code, text = run_cli(["runs", "list"], capsys)
         assert code == 0, text
+        code, text = run_cli(["llm", "cache"], capsys)
+        assert code == 0 and "cache.sqlite" in text, text
+        assert LLMCache().read_only
         code, text = run_cli(["runs", "tag", "latest", "x"], capsys)
         assert code == 2 and "has no runs yet" in text
         store = RunStore()

@@ -5,13 +5,15 @@ rendered messages, schema JSON). Value: the raw texts of the choices and the usa
 key never enters the key or the value. Each write is its own transaction, so concurrent
 workers (threads or processes) and a crash leave the file consistent; a crashed run resumes
 paying only for the calls it had not finished. Only successful calls are stored. A corrupt,
-truncated or read-only file raises ``StateFileError`` naming it.
+truncated file raises ``StateFileError`` naming it; in a read-only folder the cache is read
+only (hits still served, nothing new kept).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -78,7 +80,25 @@ class LLMCache:
         self.path = Path(path) if path is not None else state_path("cache.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self.read_only = not os.access(self.path.parent, os.W_OK) or (
+            self.path.exists() and not os.access(self.path, os.W_OK)
+        )
+        """In a read-only folder the cache is read (``immutable``) and ``put`` keeps nothing."""
         with self._guard():
+            if self.read_only:
+                target = f"{self.path.resolve().as_uri()}?immutable=1"
+                exists = self.path.exists()
+                self._db = sqlite3.connect(
+                    target if exists else ":memory:",
+                    uri=exists,
+                    check_same_thread=False,
+                    isolation_level=None,
+                )
+                if not exists:
+                    self._db.execute(_SCHEMA)
+                self._db.execute("PRAGMA query_only=ON")
+                self._db.execute("SELECT COUNT(*) FROM llm_cache")  # a corrupt file fails here
+                return
             self._db = sqlite3.connect(
                 self.path, timeout=30.0, check_same_thread=False, isolation_level=None
             )
@@ -113,6 +133,8 @@ class LLMCache:
         )
 
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
+        if self.read_only:
+            return
         with self._guard():
             self._db.execute(
                 "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -129,6 +151,8 @@ class LLMCache:
             )
 
     def delete(self, key: str) -> None:
+        if self.read_only:
+            return
         with self._guard():
             self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
 
