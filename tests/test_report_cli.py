@@ -176,7 +176,10 @@ def test_regression_exits_1_with_movers_and_history(store_home, tmp_path):
     assert not (out / "report.html").exists()
 
 
-def test_bad_input_exits_2_with_a_clear_message(store_home, tmp_path):
+def test_bad_input_exits_2_with_a_clear_message(store_home, tmp_path, capsys, monkeypatch):
+    def _report(home, *args):
+        return _inproc(capsys, monkeypatch, home, *args)
+
     proc = _report(store_home, "--run", "worse", "--baseline", "nope")
     assert (
         proc.returncode == 2 and "no run 'nope'" in proc.stderr and "Traceback" not in proc.stderr
