@@ -217,3 +217,18 @@ def test_llm_budget_stop_exits_3(
     m = json.loads((out / "testset.json").read_text())
     assert m["status"] == "stopped_budget" and m["usage"]["calls"] <= 12
     assert "budget reached" in text
+
+
+def test_python_api_returns_what_the_sweep_takes(tmp_path: Path) -> None:
+    import ragjudge
+    import ragjudge.testset.build  # binding the subpackage must not replace the function
+    from ragjudge.schema import TestSet
+
+    rows = [json.loads(x) for x in (demo_dir() / "corpus.jsonl").read_text().splitlines()][:6]
+    path = tmp_path / "six.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ts = ragjudge.testset(path, n=2, mix={"factoid": 1}, out=tmp_path / "set")
+    assert isinstance(ts, TestSet) and len(ts.cases) == 2
+    assert {c.metadata["type"] for c in ts.cases} == {"factoid"}
+    assert [c.id for c in load_testset(tmp_path / "set").cases] == [c.id for c in ts.cases]
+    assert callable(ragjudge.testset) and ragjudge.testset.build_testset is build_testset
