@@ -1,6 +1,11 @@
-"""Scripted answer to the ``testset/generate`` prompt: a template question (``ragjudge.testset
-.templates``) about the fenced passages, of the type named on the prompt's ``Question type:``
-line, as ``{"question", "answer", "short_answer"}``.
+"""Scripted answers to the test-set prompts.
+
+``testset/answered``: a context answers the question when it holds >= ``ANSWERS`` of the
+question's content words.
+
+``testset/generate``: a template question (``ragjudge.testset.templates``) about the fenced
+passages, of the type named on the prompt's ``Question type:`` line, as
+``{"question", "answer", "short_answer"}``.
 
 Deterministic per request (the seed is a hash of the type and passages). Like a real model it
 sometimes errs, so that the filters have work: when the hash modulo 20 is 0 the question copies
@@ -20,9 +25,10 @@ from typing import Any
 
 from ragjudge.schema import Document
 from ragjudge.testing.responders import last_user_text, responder
-from ragjudge.testing.responders_judges import fenced
+from ragjudge.testing.responders_judges import covered, fenced
 from ragjudge.text import content_words, split_sentences
 
+ANSWERS = 0.8
 _TYPE = re.compile(r"^Question type: (\w+)", re.M)
 FOREIGN_UNITS = ("visitors", "employees", "patents", "ships", "awards", "branches")
 
@@ -60,3 +66,14 @@ def generate(body: dict[str, Any]) -> str:
     elif roll % 20 == 1 and short:
         question = f"{question.rstrip('?')} ({short})?"
     return json.dumps({"question": question, "answer": answer, "short_answer": short})
+
+
+@responder("testset/answered")
+def answered(body: dict[str, Any]) -> str:
+    data = fenced(body)
+    question = data.get("question", [""])[0]
+    chunks = [
+        {"id": j, "relevant": covered(question, c) >= ANSWERS}
+        for j, c in enumerate(data.get("context", []), start=1)
+    ]
+    return json.dumps({"chunks": chunks})

@@ -79,7 +79,9 @@ def build_testset(
 
         writer = LLMWriter(llm, model=llm.model)
         support: Judge = create_judge("faithfulness", "llm", client=llm)
-        relevance: Judge = create_judge("context_precision", "llm", client=llm)
+        relevance: Judge = create_judge(
+            "context_precision", "llm", client=llm, prompt="testset/answered"
+        )
 
         def usage() -> TokenUsage:
             return llm.ledger.total()
@@ -108,6 +110,9 @@ def build_testset(
             oversample=1 if backend == "llm" else 4,
         )
     )
+    if backend == "llm":
+        # every prompt that was called, with its version (the judges' included)
+        build.manifest.prompts = sorted({e.prompt for e in llm.ledger.calls()})
     if out is not None:
         build.path = str(write_folder(build, data, out))
     return build

@@ -19,7 +19,8 @@ often finds no template in a passage):
    ``grade_partial`` gives 1.
 
 Judges (any ``Judge``): with an LLM, the faithfulness judge (support) and the context-precision
-judge (relevance); offline, ``overlap.OverlapJudge`` for both.
+judge asked with ``prompts/testset/answered`` (relevance: does a passage state what is asked,
+not merely share its subject); offline, ``overlap.OverlapJudge`` for both.
 
 Budget: before each wave, the calls (and cost) already sent through the client's ledger plus
 the wave's estimate (candidates x the most calls one candidate can take: 2 + ``GRADE_DEPTH``,

@@ -117,6 +117,7 @@ class Manifest(BaseModel):
     backend: Literal["offline", "llm"]
     generator: str
     prompts: list[str]
+    """``name@version`` of every prompt called (LLM backend: the writer's and the judges')."""
     judges: dict[str, str]
     """Role (``support``, ``relevance``) -> ``name@version`` of the judge used."""
     seed: int
