@@ -15,16 +15,22 @@ Contracts:
 - ``PrefixJudge`` (a judge with ``at_k``) judges once at the largest k and derives the result
   at any smaller k from the prefix of its evidence (context recall and precision), at no
   further cost; the sweep treats every judge with ``at_k`` so, whatever its name.
+- ``Executor`` carries out a sweep's plan (``ragjudge.sweep.plan``) stage by stage and writes
+  every result through the run store as soon as it exists; the sweep ships the in-process one
+  (``ragjudge.sweep.execute.InProcessExecutor``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from ragjudge.schema import Answer, Document, JudgeInput, JudgeResult, Ranking, TestCase
+
+if TYPE_CHECKING:
+    from ragjudge.sweep.plan import AnswerPlan, JudgePlan
 
 
 @runtime_checkable
@@ -75,3 +81,30 @@ class Judge(Protocol):
 @runtime_checkable
 class PrefixJudge(Judge, Protocol):
     def at_k(self, result: JudgeResult, k: int) -> JudgeResult: ...
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Carries out a sweep run's plan; each method stores what it computes before returning
+    (or, on a budget stop, raising ``BudgetExhausted``), so a killed run resumes from the store.
+    """
+
+    timings: dict[str, float]
+
+    def retrieve(self) -> dict[str, Ranking]:
+        """Every case's ranking at k_max (stored)."""
+        ...
+
+    def score_retrieval(self, rankings: Mapping[str, Ranking]) -> None:
+        """Store the retrieval metrics of the labelled cases at every k."""
+        ...
+
+    async def generate(
+        self, plan: AnswerPlan, rankings: Mapping[str, Ranking]
+    ) -> dict[tuple[str, int], Answer]:
+        """Generate ``plan.missing`` (stored); return every usable answer by (case, k)."""
+        ...
+
+    async def judge(self, plan: JudgePlan) -> None:
+        """Store ``plan.known`` and the rows of every planned call."""
+        ...

@@ -183,8 +183,8 @@ def load_config_text(folder, extra: str):
 def test_components_judges_not_in_the_config_are_the_judges_summarised(tmp_path):
     from ragjudge.adapters import FunctionGenerator, as_retriever, with_retrieved
     from ragjudge.api.sweep import as_testset
+    from ragjudge.sweep.components import Components
     from ragjudge.sweep.config import SweepConfig
-    from ragjudge.sweep.run import Components
 
     config = SweepConfig.model_validate({"dataset": {"path": "unused"}, "ks": [1, 2]})
     assert len(config.judges.names) == 5  # the built-in defaults, none of which will run

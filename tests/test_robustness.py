@@ -19,8 +19,10 @@ from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.llm import LLMClient
 from ragjudge.schema import Ranking, RunManifest, TestSet
 from ragjudge.store import RunStore
+from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import load_config
-from ragjudge.sweep.run import Components, check_ks, run_sweep
+from ragjudge.sweep.data import check_ks
+from ragjudge.sweep.run import run_sweep
 from ragjudge.sweep.stages import StageFailedError
 from tests.test_sweep_run import (
     FirstSentenceGenerator,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -9,7 +10,8 @@ import pytest
 
 from ragjudge.schema import Answer, JudgeResult, JudgeStatus, TokenUsage
 from ragjudge.store import RetrievalMetric, StoredJudgeResult, item_id
-from ragjudge.sweep.analysis import SweepData, analyse
+from ragjudge.store.view import RunView
+from ragjudge.sweep.analysis import analyse
 from ragjudge.sweep.config import ObjectiveConfig, PenaltyConfig
 from ragjudge.sweep.render import write_report
 
@@ -32,7 +34,7 @@ def res(judge: str, case: str, k: int, score: float | None) -> StoredJudgeResult
     return StoredJudgeResult(case, k, judge, r)
 
 
-def data(n: int = 40) -> SweepData:
+def data(n: int = 40) -> RunView:
     rng = np.random.default_rng(1)
     rows, answers, retrieval = [], [], []
     for i in range(n):
@@ -54,7 +56,7 @@ def data(n: int = 40) -> SweepData:
                 )
             )
             retrieval.append(RetrievalMetric(case, k, "recall", min(1.0, k / 3)))
-    return SweepData(run_id="r", answers=answers, judge_results=rows, retrieval=retrieval)
+    return RunView.from_rows("r", answers=answers, results=rows, retrieval=retrieval)
 
 
 def test_best_k_and_within_noise():
@@ -97,7 +99,7 @@ def test_weights_and_penalty_change_the_choice():
 
 def test_no_choice_without_scores():
     d = data(3)
-    empty = d.model_copy(update={"judge_results": []})
+    empty = dataclasses.replace(d, results={})
     s = analyse(empty, ks=KS, judges=["faithfulness"])
     assert s.choice.best_k is None and "no case has the objective" in (s.choice.reason or "")
     assert s.table("judge")["faithfulness"][1].n_total == 3  # unjudged cases count as missing
@@ -150,7 +152,7 @@ def test_margin_makes_a_tiny_but_consistent_loss_practically_equivalent():
                     generator="extractive",
                 )
             )
-    d = SweepData(run_id="r", answers=answers, judge_results=rows, retrieval=[])
+    d = RunView.from_rows("r", answers=answers, results=rows)
     strict = analyse(d, ks=[1, 2], judges=["faithfulness"]).choice
     assert strict.best_k == 1 and strict.within_noise == [1]
     t2 = next(t for t in strict.tests if t.k == 2)

@@ -6,7 +6,8 @@ from __future__ import annotations
 from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.llm import LLMClient
 from ragjudge.store import RunStore
-from ragjudge.sweep.run import Components, run_sweep
+from ragjudge.sweep.components import Components
+from ragjudge.sweep.run import run_sweep
 from tests.test_sweep_run import FirstSentenceGenerator, OverlapRetriever, config, make_testset
 
 

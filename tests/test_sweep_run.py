@@ -26,8 +26,9 @@ from ragjudge.schema import (
     TokenUsage,
 )
 from ragjudge.store import RunStore
+from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import SweepConfig
-from ragjudge.sweep.run import Components, run_sweep
+from ragjudge.sweep.run import run_sweep
 from ragjudge.text import content_words
 
 TOPICS = ["copper", "iron", "zinc", "tin", "lead", "gold"]

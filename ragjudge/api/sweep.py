@@ -27,7 +27,8 @@ from pydantic import ValidationError
 
 from ragjudge.errors import ConfigError, DataError
 from ragjudge.schema import TestCase, TestSet
-from ragjudge.sweep.run import Components, SweepOutcome
+from ragjudge.sweep.components import Components
+from ragjudge.sweep.run import SweepOutcome
 
 SweepResult = SweepOutcome
 """What ``sweep`` returns: run id, status, the ``SweepSummary`` the CLI prints

@@ -30,9 +30,9 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ragjudge.schema import Aggregate, Answer, JudgeStatus, RunManifest
+from ragjudge.schema import Aggregate, Answer, JudgeResult, JudgeStatus, RunManifest
 from ragjudge.stats import aggregate_scores, paired_bootstrap
-from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
+from ragjudge.store.view import RunView
 from ragjudge.sweep.config import ObjectiveConfig
 from ragjudge.text import tokens
 
@@ -115,30 +115,6 @@ class SweepSummary(BaseModel):
         return out
 
 
-class SweepData(BaseModel):
-    """Everything the analysis reads, as stored."""
-
-    run_id: str
-    manifest: RunManifest | None = None
-    answers: list[Answer]
-    judge_results: list[StoredJudgeResult]
-    retrieval: list[RetrievalMetric]
-    retrieved_max: int | None = None
-    """The most documents the retriever returned for one query (None: rankings not stored)."""
-
-    @classmethod
-    def from_store(cls, store: RunStore, run_id: str) -> SweepData:
-        rankings = store.rankings(run_id)
-        return cls(
-            run_id=run_id,
-            manifest=store.manifest(run_id),
-            answers=store.answers(run_id),
-            judge_results=store.judge_results(run_id),
-            retrieval=store.retrieval_metrics(run_id),
-            retrieved_max=max((len(r.docs) for r in rankings.values()), default=None),
-        )
-
-
 def _penalty_amount(answer: Answer, per: str) -> float:
     if per == "context_tokens":
         return float(sum(len(tokens(c)) for c in answer.contexts))
@@ -148,7 +124,7 @@ def _penalty_amount(answer: Answer, per: str) -> float:
 
 
 def analyse(
-    data: SweepData,
+    data: RunView,
     *,
     ks: Sequence[int],
     judges: Sequence[str],
@@ -158,16 +134,16 @@ def analyse(
     """Aggregates per (metric, k), costs per k and the choice of k (module docstring)."""
     objective = objective or ObjectiveConfig()
     ks = sorted(ks)
-    cases = sorted({a.case_id for a in data.answers} | {r.case_id for r in data.judge_results})
+    cases = data.cases
 
     scores: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
     statuses: dict[tuple[str, int], dict[str, str]] = defaultdict(dict)
-    for r in data.judge_results:
-        scores[(r.judge, r.k)][r.case_id] = r.result.score
-        statuses[(r.judge, r.k)][r.case_id] = r.result.status.value
-    for rm in data.retrieval:
-        scores[(rm.metric, rm.k)][rm.case_id] = rm.value
-    retrieval_names = sorted({rm.metric for rm in data.retrieval})
+    for (judge, k, case), result in data.results.items():
+        scores[(judge, k)][case] = result.score
+        statuses[(judge, k)][case] = result.status.value
+    for (metric, k, case), value in data.retrieval.items():
+        scores[(metric, k)][case] = value
+    retrieval_names = data.retrieval_metrics
 
     metrics: list[MetricAtK] = []
     for name, kind in [(j, "judge") for j in judges] + [(m, "retrieval") for m in retrieval_names]:
@@ -182,7 +158,7 @@ def analyse(
                 agg = aggregate_scores(list(per_case.values()), seed=seed)
             metrics.append(MetricAtK(metric=name, kind=kind, k=k, aggregate=agg))
 
-    answers = {(a.case_id, a.k): a for a in data.answers}
+    answers = data.answers
     top = data.retrieved_max
     not_retrieved = [k for k in ks if top is not None and k > top]
     choice, per_k_objective = _choose_k(
@@ -283,31 +259,30 @@ def _choose_k(
     return base, per_k
 
 
-def _costs(data: SweepData, ks: Sequence[int]) -> list[CostAtK]:
+def _costs(data: RunView, ks: Sequence[int]) -> list[CostAtK]:
     out = []
     by_k_answers: dict[int, list[Answer]] = defaultdict(list)
-    for a in data.answers:
-        by_k_answers[a.k].append(a)
-    by_k_results: dict[int, list[StoredJudgeResult]] = defaultdict(list)
-    for r in data.judge_results:
-        by_k_results[r.k].append(r)
+    for (_, k), a in data.answers.items():
+        by_k_answers[k].append(a)
+    by_k_results: dict[int, list[JudgeResult]] = defaultdict(list)
+    for (_, k, _), r in data.results.items():
+        by_k_results[k].append(r)
     for k in ks:
         ans = by_k_answers.get(k, [])
         res = by_k_results.get(k, [])
         ctx = [sum(len(tokens(c)) for c in a.contexts) for a in ans]
         gen = sum(a.usage.prompt_tokens + a.usage.completion_tokens for a in ans)
-        jud = sum(r.result.usage.prompt_tokens + r.result.usage.completion_tokens for r in res)
+        jud = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in res)
         out.append(
             CostAtK(
                 k=k,
                 context_tokens_mean=float(np.mean(ctx)) if ctx else 0.0,
                 generation_tokens=gen,
                 judge_tokens=jud,
-                calls=sum(a.usage.calls for a in ans) + sum(r.result.usage.calls for r in res),
+                calls=sum(a.usage.calls for a in ans) + sum(r.usage.calls for r in res),
                 cached_calls=sum(a.usage.cached_calls for a in ans)
-                + sum(r.result.usage.cached_calls for r in res),
-                cost_usd=sum(a.usage.cost_usd for a in ans)
-                + sum(r.result.usage.cost_usd for r in res),
+                + sum(r.usage.cached_calls for r in res),
+                cost_usd=sum(a.usage.cost_usd for a in ans) + sum(r.usage.cost_usd for r in res),
             )
         )
     return out

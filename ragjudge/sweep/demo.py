@@ -11,8 +11,9 @@ from pathlib import Path
 from ragjudge.resources import demo_dir
 from ragjudge.store import RunStore
 from ragjudge.sweep.config import SweepConfig, load_config
+from ragjudge.sweep.execute import Progress
 from ragjudge.sweep.render import write_report
-from ragjudge.sweep.run import Progress, SweepOutcome, run_sweep
+from ragjudge.sweep.run import SweepOutcome, run_sweep
 
 
 def demo_config() -> SweepConfig:

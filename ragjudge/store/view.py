@@ -1,0 +1,88 @@
+"""One typed view of a stored run: the one reader of the run store that the sweep summary, the
+regression report, calibration and export all read.
+
+Tables are keyed by tuples, never by composed strings: answers by ``(case_id, k)``, judge
+results by ``(judge, k, case_id)``, retrieval metrics by ``(metric, k, case_id)``, rankings by
+case id. ``RunView.read(store, run_id)`` reads a run; ``RunView.from_rows`` builds the same view
+from rows (tests, or rows read elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, RunModels
+from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as stored (module docstring)."""
+
+    run_id: str
+    manifest: RunManifest | None = None
+    answers: dict[tuple[str, int], Answer] = field(default_factory=dict)
+    results: dict[tuple[str, int, str], JudgeResult] = field(default_factory=dict)
+    """(judge, k, case id) -> the judge result, with its evidence."""
+    retrieval: dict[tuple[str, int, str], float] = field(default_factory=dict)
+    """(metric, k, case id) -> the retrieval metric's value."""
+    rankings: dict[str, Ranking] = field(default_factory=dict)
+    """case id -> its ranking at the largest k."""
+
+    @classmethod
+    def read(cls, store: RunStore, run_id: str) -> RunView:
+        """The stored run ``run_id`` (a full id)."""
+        return cls.from_rows(
+            run_id,
+            manifest=store.manifest(run_id),
+            answers=store.answers(run_id),
+            results=store.judge_results(run_id),
+            retrieval=store.retrieval_metrics(run_id),
+            rankings=store.rankings(run_id),
+        )
+
+    @classmethod
+    def from_rows(
+        cls,
+        run_id: str,
+        *,
+        manifest: RunManifest | None = None,
+        answers: Iterable[Answer] = (),
+        results: Iterable[StoredJudgeResult] = (),
+        retrieval: Iterable[RetrievalMetric] = (),
+        rankings: Mapping[str, Ranking] | None = None,
+    ) -> RunView:
+        return cls(
+            run_id=run_id,
+            manifest=manifest,
+            answers={(a.case_id, a.k): a for a in answers},
+            results={(r.judge, r.k, r.case_id): r.result for r in results},
+            retrieval={(m.metric, m.k, m.case_id): m.value for m in retrieval},
+            rankings=dict(rankings or {}),
+        )
+
+    @property
+    def cases(self) -> list[str]:
+        """Every case id with an answer or a judge result, sorted."""
+        return sorted({c for c, _ in self.answers} | {c for _, _, c in self.results})
+
+    @property
+    def judges(self) -> list[str]:
+        """The judges with at least one stored result, sorted."""
+        return sorted({j for j, _, _ in self.results})
+
+    @property
+    def retrieval_metrics(self) -> list[str]:
+        """The retrieval metrics stored, sorted."""
+        return sorted({m for m, _, _ in self.retrieval})
+
+    @property
+    def retrieved_max(self) -> int | None:
+        """The most documents the retriever returned for one query (None: no rankings)."""
+        return max((len(r.docs) for r in self.rankings.values()), default=None)
+
+    @property
+    def models(self) -> RunModels:
+        """The models the run used (an empty record without a manifest)."""
+        return self.manifest.used_models() if self.manifest is not None else RunModels()

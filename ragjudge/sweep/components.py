@@ -1,0 +1,126 @@
+"""The parts a sweep runs: the retriever pipeline, the generator and the judges, built from a
+config (``build_components``) or passed as objects (``Components``), and the models they use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragjudge.judges.base import conform
+from ragjudge.protocols import Generator, Judge
+from ragjudge.schema import RunModels
+from ragjudge.sweep.config import SweepConfig
+
+
+@dataclass
+class Components:
+    """The parts a sweep runs. ``build_components`` makes them from a config; tests and
+    notebooks may pass their own (any object meeting the protocols)."""
+
+    retriever: Any
+    """Has ``index(documents)`` and ``retrieve(queries, k) -> dict[str, Ranking]``."""
+    generator: Generator
+    judges: list[Judge]
+    llm: Any | None = None
+    """The ``LLMClient`` the LLM-backed parts share (its ledger feeds the run's ledger)."""
+    models: dict[str, str] = field(default_factory=dict)
+    """``RunModels.as_dict()``: the models the run used."""
+    prompts: dict[str, str] = field(default_factory=dict)
+    custom: dict[str, str] = field(default_factory=dict)
+    """Parts the config does not name as built-ins: role (``retriever``, ``generator``,
+    ``judge:<name>``) -> ``name@version`` (``ragjudge.adapters.identity``); they enter the
+    run's definition, so a changed part never resumes another part's run."""
+
+
+def _uses_llm(config: SweepConfig) -> bool:
+    return (
+        config.judges.backend in ("llm", "ragas")
+        or bool(config.judges.criteria)
+        or config.generator.kind == "chat"
+        or any(r.spec.startswith("llm") for r in config.rerankers)
+    )
+
+
+def build_components(config: SweepConfig) -> Components:
+    """The retriever pipeline, generator and judges a config names (heavy imports here); a
+    ``module:object`` name is imported (``ragjudge.adapters``)."""
+    from ragjudge.adapters import as_generator, as_retriever, identity, is_import_path, load_object
+    from ragjudge.generate import build_generator
+    from ragjudge.judges.llm.criteria import CriteriaJudge
+    from ragjudge.judges.registry import create_judge
+    from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
+    from ragjudge.retrieval.pipeline import Stage
+
+    llm = None
+    judge_llms: list[Any] = []
+    names, criteria = config.judges.names, config.judges.criteria
+    if _uses_llm(config):
+        from ragjudge.llm import judge_clients
+
+        # One client per judge (own connection pool), all sharing one ledger and one cache.
+        llm, *judge_llms = judge_clients(1 + len(names) + len(criteria))
+    custom: dict[str, str] = {}
+    if is_import_path(config.retriever.kind):
+        first = as_retriever(load_object(config.retriever.kind))
+        custom["retriever"] = identity(first)
+    else:
+        first = build_retriever(config.retriever.kind, **config.retriever.options)
+    stages: list[Stage] = []
+    for r in config.rerankers:
+        if r.spec == "prune":
+            stages.append((None, r.depth))
+        elif r.spec.startswith("llm"):
+            stages.append((build_reranker(r.spec, client=llm), r.depth, r.keep))
+        else:
+            stages.append((build_reranker(r.spec), r.depth, r.keep))
+    retriever = Pipeline(first, stages=stages) if stages else first
+    gen_options = dict(config.generator.options)
+    if is_import_path(config.generator.kind):
+        generator = as_generator(load_object(config.generator.kind))
+        custom["generator"] = identity(generator)
+    else:
+        if config.generator.kind == "chat":
+            gen_options.setdefault("client", llm)
+        generator = build_generator(config.generator.kind, **gen_options)
+    backend = config.judges.backend
+    clients = iter(judge_llms or [None] * (len(names) + len(criteria)))
+    judges: list[Judge] = []
+    for n in names:
+        client = next(clients)
+        if is_import_path(n):
+            obj = load_object(n)
+            judge = conform(obj() if isinstance(obj, type) else obj)
+            custom[f"judge:{judge.name}"] = identity(judge)
+        else:
+            judge = create_judge(n, backend, **({"client": client} if backend != "offline" else {}))
+        judges.append(judge)
+    judges += [CriteriaJudge(n, c, client=next(clients)) for n, c in criteria.items()]
+    models = RunModels(
+        retriever=str(getattr(retriever, "name", config.retriever.kind)),
+        generator=llm.model
+        if llm is not None and config.generator.kind == "chat"
+        else f"{generator.name}@{generator.version}",
+        judge=llm.model if llm is not None and (backend != "offline" or criteria) else None,
+    )
+    prompts = {f"judge:{j.name}": str(j.version) for j in judges}
+    prompts["generator"] = str(generator.version)
+    return Components(
+        retriever,
+        generator,
+        judges,
+        llm=llm,
+        models=models.as_dict(),
+        prompts=prompts,
+        custom=custom,
+    )
+
+
+def llm_settings(comp: Components) -> dict[str, Any]:
+    """The sampling settings of the run's LLM (``{"llm": {model, temperature, max_tokens,
+    seed}}``, from RAGJUDGE_* variables), recorded in the manifest's definition: a resume under
+    other settings is refused like any other definition change. Empty without an LLM."""
+    settings = getattr(comp.llm, "settings", None)
+    if settings is None:
+        return {}
+    keys = ("model", "temperature", "max_tokens", "seed")
+    return {"llm": {k: getattr(settings, k, None) for k in keys}}

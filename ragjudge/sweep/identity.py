@@ -1,0 +1,112 @@
+"""What a run is: its definition (config plus the ``name@version`` of custom parts), its hash
+and manifest, and which stored run a new invocation resumes (a changed definition is refused,
+naming each change)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from ragjudge import __version__
+from ragjudge.errors import ConfigError
+from ragjudge.schema import RunManifest, TestSet
+from ragjudge.store.sqlite import RunStore, now
+from ragjudge.sweep.components import Components, llm_settings
+from ragjudge.sweep.config import SweepConfig, diff_definitions, hash_json
+
+
+def dataset_fingerprint(testset: TestSet) -> str:
+    from ragjudge.io import dataset_hash
+
+    return str(dataset_hash(testset))
+
+
+def run_definition(config: SweepConfig, comp: Components) -> dict[str, Any]:
+    """What identifies a run's computation: the config's definition; with custom parts, each
+    one's ``name@version`` (``Components.custom``), replacing the config's entry for the
+    retriever and generator roles. Without custom parts it is ``config.definition()``."""
+    definition = config.definition()
+    if comp.custom:
+        for role in ("retriever", "generator"):
+            if role in comp.custom:
+                definition[role] = {"custom": comp.custom[role]}
+        definition["components"] = dict(sorted(comp.custom.items()))
+    return definition
+
+
+def new_run_id(config_hash: str) -> str:
+    stamp = now().replace("-", "").replace(":", "").split("+")[0]
+    return f"{stamp}-{config_hash[:6]}-{secrets.token_hex(2)}"
+
+
+# ---------------------------------------------------------------------------- run selection
+
+
+def _identity(m: RunManifest) -> dict[str, Any]:
+    return {
+        "dataset_hash": m.dataset_hash,
+        "definition": m.config.get("definition", {}),
+        "models": m.models,
+        "prompts": m.prompts,
+    }
+
+
+def check_resumable(old: RunManifest, new: RunManifest) -> None:
+    """Refuse to resume ``old`` under a changed definition, naming each change."""
+    changes = diff_definitions(_identity(old), _identity(new))
+    if changes:
+        raise ConfigError(
+            f"refusing to resume run {old.run_id}: its configuration changed:\n  "
+            + "\n  ".join(changes)
+            + "\nrun without --resume to start a new run with the new configuration"
+        )
+
+
+def select_run(
+    store: RunStore, fresh: RunManifest, *, resume: str | None, new: bool
+) -> tuple[RunManifest, bool]:
+    """The manifest to run under and whether it resumes an existing run.
+
+    ``resume`` names a run explicitly; otherwise the newest unfinished run with the same
+    identity is resumed (so running the same command again continues a crashed run), unless
+    ``new`` is set.
+    """
+    if resume is not None:
+        old = store.manifest(store.resolve(resume))
+        check_resumable(old, fresh)
+        return old, True
+    if not new:
+        for m in reversed(store.list_runs()):
+            if m.status != "finished" and _identity(m) == _identity(fresh):
+                return m, True
+    store.create_run(fresh)
+    return fresh, False
+
+
+def fresh_manifest(
+    definition: dict[str, Any],
+    config: SweepConfig,
+    comp: Components,
+    testset: TestSet,
+    tags: Mapping[str, str] | None,
+) -> RunManifest:
+    """The manifest of a new run of ``config`` with ``comp`` on ``testset``: ``definition``
+    (``run_definition``) plus the LLM's sampling settings, its hash, the data set hash, the
+    full config, models, prompts and ragjudge version."""
+    chash = hash_json(definition)
+    return RunManifest(
+        run_id=new_run_id(chash),
+        dataset_name=testset.name,
+        dataset_hash=dataset_fingerprint(testset),
+        config_hash=chash,
+        config={
+            "definition": definition | llm_settings(comp),
+            "full": config.model_dump(mode="json"),
+        },
+        ragjudge_version=__version__,
+        models=comp.models,
+        prompts=comp.prompts,
+        tags=dict(tags or {}),
+        started_at=now(),
+    )
