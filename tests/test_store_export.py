@@ -13,6 +13,7 @@ from ragjudge.cli import app
 from ragjudge.errors import ConfigError
 from ragjudge.store import RunStore
 from ragjudge.store.export import export_run, run_rows
+from ragjudge.store.view import RunView
 from ragjudge.sweep.run import run_sweep
 from tests.test_sweep_run import config, make_testset, parts
 
@@ -26,7 +27,7 @@ def stored_run(_isolated_home):
 
 def test_rows_are_one_per_case_and_k(stored_run):
     store, run_id = stored_run
-    rows = run_rows(store, run_id)
+    rows = run_rows(RunView.read(store, run_id))
     assert len(rows) == 7 * 4
     first = rows[0]
     assert first["item_id"] == f"{first['case_id']}@k{first['k']}"

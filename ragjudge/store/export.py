@@ -15,58 +15,40 @@ from typing import Any, Literal
 
 from ragjudge.errors import ConfigError
 from ragjudge.store.sqlite import RunStore, item_id
+from ragjudge.store.view import RunView
 
 ExportFormat = Literal["parquet", "csv", "jsonl", "hf"]
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl", "hf")
 
 
-def run_rows(store: RunStore, run_id: str, *, evidence: bool = False) -> list[dict[str, Any]]:
+def run_rows(view: RunView, *, evidence: bool = False) -> list[dict[str, Any]]:
     """The run as rows (see the module docstring), ordered by case then k."""
-    rows: dict[tuple[str, int], dict[str, Any]] = {}
-
-    def row(case_id: str, k: int) -> dict[str, Any]:
-        if (case_id, k) not in rows:
-            rows[(case_id, k)] = {
-                "run_id": run_id,
-                "case_id": case_id,
-                "k": k,
-                "item_id": item_id(case_id, k),
-                "answer": None,
-                "abstained": None,
-                "context_ids": None,
-                "generator": None,
-                "answer_error": None,
-            }
-        return rows[(case_id, k)]
-
-    for a in store.answers(run_id):
-        r = row(a.case_id, a.k)
-        r.update(
-            answer=a.text,
-            abstained=a.abstained,
-            context_ids=json.dumps(a.context_ids),
-            generator=a.generator,
-            answer_error=a.error,
-        )
-    judges: set[str] = set()
-    for jr in store.judge_results(run_id):
-        judges.add(jr.judge)
-        r = row(jr.case_id, jr.k)
-        r[f"{jr.judge}_score"] = jr.result.score
-        r[f"{jr.judge}_status"] = jr.result.status.value
-        if evidence:
-            r.setdefault("evidence", {})[jr.judge] = jr.result.model_dump(mode="json")
-    metrics: set[str] = set()
-    for m in store.retrieval_metrics(run_id):
-        metrics.add(m.metric)
-        row(m.case_id, m.k)[m.metric] = m.value
-    columns = [f"{j}_{p}" for j in sorted(judges) for p in ("score", "status")] + sorted(metrics)
+    keys = set(view.answers) | {(c, k) for _, k, c in view.results}
+    keys |= {(c, k) for _, k, c in view.retrieval}
+    judges, metrics = view.judges, view.retrieval_metrics
     out = []
-    for key in sorted(rows):
-        r = rows[key]
-        for c in columns:
-            r.setdefault(c, None)
-        out.append(r)
+    for case_id, k in sorted(keys):
+        a = view.answers.get((case_id, k))
+        row: dict[str, Any] = {
+            "run_id": view.run_id,
+            "case_id": case_id,
+            "k": k,
+            "item_id": item_id(case_id, k),
+            "answer": a.text if a else None,
+            "abstained": a.abstained if a else None,
+            "context_ids": json.dumps(a.context_ids) if a else None,
+            "generator": a.generator if a else None,
+            "answer_error": a.error if a else None,
+        }
+        for j in judges:
+            r = view.results.get((j, k, case_id))
+            row[f"{j}_score"] = r.score if r else None
+            row[f"{j}_status"] = r.status.value if r else None
+            if evidence and r is not None:
+                row.setdefault("evidence", {})[j] = r.model_dump(mode="json")
+        for m in metrics:
+            row[m] = view.retrieval.get((m, k, case_id))
+        out.append(row)
     return out
 
 
@@ -74,7 +56,7 @@ def export_run(store: RunStore, run_id: str, fmt: str, out: Path) -> Path:
     """Write the run to ``out`` in ``fmt``; returns the path written."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    rows = run_rows(store, run_id, evidence=fmt == "jsonl")
+    rows = run_rows(RunView.read(store, run_id), evidence=fmt == "jsonl")
     if not rows:
         raise ConfigError(f"run {run_id} has no rows to export yet")
     out.parent.mkdir(parents=True, exist_ok=True)
