@@ -140,18 +140,24 @@ def _why(exc: Exception) -> str:
 
 
 def from_store(run: str, store_path: str | Path | None = None) -> RunData:
-    """Load a run (full id, unique prefix, or ``latest``) from the run store."""
+    """Load a run (full id, unique prefix, or ``latest``) from the run store, with the
+    questions and references of its stored test cases."""
     from ragjudge.store import RunStore, item_id
+    from ragjudge.store.view import RunView
 
     with RunStore(store_path) as store:
-        run_id = store.resolve(run)
-        manifest = store.manifest(run_id)
-        results = [
-            r.result.model_copy(update={"item_id": item_id(r.case_id, r.k)})
-            for r in store.judge_results(run_id)
-        ]
-        answers = {item_id(a.case_id, a.k): a for a in store.answers(run_id)}
-    return RunData(source=run_id, results=results, answers=answers, manifest=manifest)
+        view = RunView.read(store, store.resolve(run))
+    return RunData(
+        source=view.run_id,
+        results=[
+            r.model_copy(update={"item_id": item_id(case_id, k)})
+            for (_, k, case_id), r in view.results.items()
+        ],
+        answers={item_id(c, k): a for (c, k), a in view.answers.items()},
+        manifest=view.manifest,
+        questions=view.questions,
+        references=view.references,
+    )
 
 
 def attach_testset(data: RunData, folder: str | Path) -> RunData:

@@ -157,7 +157,10 @@ def spot_check(
     n: int = typer.Option(50, "--n", help="How many items to pick."),
     out: Path = typer.Option(Path("to_label.csv"), "--out", help="CSV sheet to write."),
     data: Path | None = typer.Option(
-        None, "--data", help="Test set folder: adds questions and references to the sheet."
+        None,
+        "--data",
+        help="Test set folder giving the questions and references (a run stores its own; "
+        "needed for --results files and runs stored before test cases were).",
     ),
     dimension: list[str] | None = typer.Option(
         None, "--dimension", help="Only these judges (repeatable; default: every judge)."

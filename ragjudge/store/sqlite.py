@@ -12,7 +12,8 @@ Contract (stable; the regression report and calibration read runs through it):
   write of a row that already exists replaces it (so a resumed run never duplicates a row).
 - Rows: ``answers (run, case, k)``, ``judge_results (run, case, k, judge)``,
   ``rankings (run, case)`` (the ranking at the largest k), ``retrieval_metrics
-  (run, case, k, metric)``, ``ledger (run, seq)`` (one line per LLM call), ``tags (run, tag)``.
+  (run, case, k, metric)``, ``cases (run, case)`` (the test case: question, reference,
+  qrels), ``ledger (run, seq)`` (one line per LLM call), ``tags (run, tag)``.
 
 A store file another process keeps locked past ``busy_timeout`` seconds raises
 ``StoreLockedError`` naming the file, never a raw ``sqlite3`` error; a corrupt or truncated file
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 
 from ragjudge.errors import ConfigError, RagjudgeError, sqlite_file_error
 from ragjudge.home import state_path
-from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest
+from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, TestCase
 from ragjudge.store.lock import writer_alive
 
 SCHEMA_VERSION = 1
@@ -86,6 +87,12 @@ CREATE TABLE IF NOT EXISTS retrieval_metrics (
     metric TEXT NOT NULL,
     value REAL NOT NULL,
     PRIMARY KEY (run_id, case_id, k, metric)
+);
+CREATE TABLE IF NOT EXISTS cases (
+    run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    testcase TEXT NOT NULL,
+    PRIMARY KEY (run_id, case_id)
 );
 CREATE TABLE IF NOT EXISTS ledger (
     run_id TEXT NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
@@ -397,6 +404,23 @@ class RunStore:
             "SELECT case_id, ranking FROM rankings WHERE run_id = ? ORDER BY case_id", (run_id,)
         )
         return {c: Ranking.model_validate_json(r) for c, r in rows}
+
+    def put_cases(self, run_id: str, cases: Iterable[TestCase]) -> None:
+        with self._tx() as cur:
+            cur.executemany(
+                "INSERT OR REPLACE INTO cases(run_id, case_id, testcase) VALUES (?, ?, ?)",
+                [(run_id, c.id, c.model_dump_json()) for c in cases],
+            )
+
+    def cases(self, run_id: str) -> dict[str, TestCase]:
+        """Case id -> the test case the run was asked (empty for a run stored before test
+        cases were, or in a read-only file of that age)."""
+        if not self._query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'cases'"):
+            return {}
+        rows = self._query(
+            "SELECT case_id, testcase FROM cases WHERE run_id = ? ORDER BY case_id", (run_id,)
+        )
+        return {c: TestCase.model_validate_json(t) for c, t in rows}
 
     def put_retrieval_metrics(self, run_id: str, rows: Iterable[RetrievalMetric]) -> None:
         with self._tx() as cur:

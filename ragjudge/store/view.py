@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, RunModels
+from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, RunModels, TestCase
 from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
 
 
@@ -29,6 +29,9 @@ class RunView:
     """(metric, k, case id) -> the retrieval metric's value."""
     rankings: dict[str, Ranking] = field(default_factory=dict)
     """case id -> its ranking at the largest k."""
+    testcases: dict[str, TestCase] = field(default_factory=dict)
+    """case id -> the test case (question, reference, qrels) the run was asked; empty for a
+    run stored before test cases were."""
 
     @classmethod
     def read(cls, store: RunStore, run_id: str) -> RunView:
@@ -40,6 +43,7 @@ class RunView:
             results=store.judge_results(run_id),
             retrieval=store.retrieval_metrics(run_id),
             rankings=store.rankings(run_id),
+            testcases=store.cases(run_id).values(),
         )
 
     @classmethod
@@ -52,6 +56,7 @@ class RunView:
         results: Iterable[StoredJudgeResult] = (),
         retrieval: Iterable[RetrievalMetric] = (),
         rankings: Mapping[str, Ranking] | None = None,
+        testcases: Iterable[TestCase] = (),
     ) -> RunView:
         return cls(
             run_id=run_id,
@@ -60,12 +65,23 @@ class RunView:
             results={(r.judge, r.k, r.case_id): r.result for r in results},
             retrieval={(m.metric, m.k, m.case_id): m.value for m in retrieval},
             rankings=dict(rankings or {}),
+            testcases={c.id: c for c in testcases},
         )
 
     @property
     def cases(self) -> list[str]:
         """Every case id with an answer or a judge result, sorted."""
         return sorted({c for c, _ in self.answers} | {c for _, _, c in self.results})
+
+    @property
+    def questions(self) -> dict[str, str]:
+        """case id -> question text (stored test cases)."""
+        return {c: t.question for c, t in self.testcases.items()}
+
+    @property
+    def references(self) -> dict[str, str]:
+        """case id -> reference answer, for the cases that have one."""
+        return {c: t.reference for c, t in self.testcases.items() if t.reference}
 
     @property
     def judges(self) -> list[str]:

@@ -63,6 +63,8 @@ async def execute_run(
 ) -> None:
     """Plan and carry out the stages still missing from run ``run_id``, stage by stage (each
     plan reads what the store holds after the previous stage)."""
+    if not store.cases(run_id):
+        store.put_cases(run_id, testset.cases)
     rankings = store.rankings(run_id)
     if not all(c.id in rankings for c in testset.cases):
         rankings = executor.retrieve()
