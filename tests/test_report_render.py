@@ -3,7 +3,7 @@ import json
 import numpy as np
 
 from ragjudge.report.build import build_report, render_json, render_markdown, write_report
-from ragjudge.report.runscores import MetricSeries, RunScores, context_key, result_key
+from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.schema import ClaimVerdict, Evidence, JudgeResult, JudgeStatus
 
 EVIL = '<script>alert("x")</script> | pipe'
@@ -44,10 +44,10 @@ def _runs():
             relevant={"q0": {"d1": 2}},
         )
         for i in range(30):
-            r.results[result_key("faithfulness", 5, f"q{i}")] = _result(
+            r.results[("faithfulness", 5, f"q{i}")] = _result(
                 f"q{i}", values[f"q{i}"], supported=(run_id == "base" or i >= 15)
             )
-        r.contexts[context_key("q0", 5)] = ["d1", "d2"] if run_id == "base" else ["d3", "d2"]
+        r.contexts[("q0", 5)] = ["d1", "d2"] if run_id == "base" else ["d3", "d2"]
         runs.append(r)
     return runs
 

@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from ragjudge.cli import app
 from ragjudge.errors import ConfigError
+from ragjudge.report.from_store import load_run_scores
 from ragjudge.store import RunStore
 from ragjudge.store.export import export_run, run_rows
 from ragjudge.store.view import RunView
@@ -85,3 +86,23 @@ def test_runs_commands(stored_run, tmp_path):
     out = tmp_path / "e.csv"
     res = runner.invoke(app, ["runs", "export", run_id, "--format", "csv", "--out", str(out)])
     assert res.exit_code == 0 and len(pd.read_csv(out)) == 28
+
+
+def test_a_run_keeps_its_test_cases_and_spot_check_needs_no_data_folder(stored_run, tmp_path):
+    store, run_id = stored_run
+    view = RunView.read(store, run_id)
+    assert view.questions["q-copper"] == "Where is copper mined?"
+    assert view.references["q-copper"] == "Copper is mined in many countries."
+    assert "q-none" in view.questions and "q-none" not in view.references
+    assert view.testcases["q-copper"].relevant == {"copper-2": 2}
+    # the report reads them too: no data set folder behind this run (a TestSet passed in)
+    scores = load_run_scores(store, run_id)
+    assert scores.questions == view.questions and scores.relevant["q-copper"] == {"copper-2": 2}
+    sheet = tmp_path / "to_label.csv"
+    res = CliRunner().invoke(app, ["spot-check", "--run", run_id, "--n", "6", "--out", str(sheet)])
+    assert res.exit_code == 0, res.output
+    rows = pd.read_csv(sheet, keep_default_na=False).to_dict(orient="records")
+    by_case = {r["item_id"].rpartition("@k")[0]: r for r in rows}
+    assert rows and all(r["question"] == view.questions[c] for c, r in by_case.items())
+    assert all(r["reference"] == view.references.get(c, "") for c, r in by_case.items())
+    assert any(r["reference"] for r in rows)

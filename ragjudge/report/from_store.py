@@ -2,8 +2,7 @@
 
 Judge series come from the stored judge results (score, or None for any status other than ok);
 retrieval series from the stored per-query retrieval metrics; the evidence for movers from the
-results, the answers' context ids and, when the run's data set folder is still readable, the
-questions and qrels of the test set.
+results, the answers' context ids and the run's stored test cases (questions and qrels).
 """
 
 from __future__ import annotations
@@ -12,11 +11,18 @@ from collections import defaultdict
 from pathlib import Path
 
 from ragjudge.errors import ConfigError
-from ragjudge.report.runscores import MetricSeries, RunScores, context_key, result_key
+from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.store import RunStore
+from ragjudge.store.view import RunView
 
 
-def _testset_info(config: dict) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+def _testset_info(view: RunView) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """Questions and qrels: the run's stored test cases; for a run stored before test cases
+    were, its data set folder when still readable (else movers lose their question text)."""
+    if view.testcases:
+        cases = list(view.testcases.values())
+        return view.questions, {c.id: dict(c.relevant) for c in cases if c.relevant}
+    config = view.manifest.config if view.manifest is not None else {}
     dataset = (config.get("full") or {}).get("dataset") or {}
     path = dataset.get("path")
     if not path or not Path(path).is_dir():
@@ -31,30 +37,33 @@ def _testset_info(config: dict) -> tuple[dict[str, str], dict[str, dict[str, int
 
 
 def load_run_scores(store: RunStore, run_id: str, *, evidence: bool = True) -> RunScores:
-    manifest = store.manifest(run_id)
+    """The run's series by (metric, k) and, with ``evidence``, what the movers show; read
+    through the one reader of a stored run (``RunView``)."""
+    view = RunView.read(store, run_id)
     values: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
     versions: dict[str, str] = {}
-    run = RunScores(run_id=run_id, manifest=manifest)
-    for stored in store.judge_results(run_id):
-        values[(stored.judge, stored.k)][stored.case_id] = stored.result.score
-        versions[stored.judge] = stored.result.judge_version
-        if evidence:
-            run.results[result_key(stored.judge, stored.k, stored.case_id)] = stored.result
+    for (judge, k, case_id), result in view.results.items():
+        values[(judge, k)][case_id] = result.score
+        versions[judge] = result.judge_version
     series = [
         MetricSeries(metric=j, k=k, kind="judge", values=v, version=versions.get(j))
         for (j, k), v in values.items()
     ]
     retrieval: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
-    for row in store.retrieval_metrics(run_id):
-        retrieval[(row.metric, row.k)][row.case_id] = row.value
+    for (metric, k, case_id), value in view.retrieval.items():
+        retrieval[(metric, k)][case_id] = value
     series += [
         MetricSeries(metric=m, k=k, kind="retrieval", values=v) for (m, k), v in retrieval.items()
     ]
-    run.series = sorted(series, key=lambda s: RunScores.sort_key((s.metric, s.k)))
+    run = RunScores(
+        run_id=run_id,
+        manifest=view.manifest,
+        series=sorted(series, key=lambda s: RunScores.sort_key((s.metric, s.k))),
+    )
     if evidence:
-        for answer in store.answers(run_id):
-            run.contexts[context_key(answer.case_id, answer.k)] = list(answer.context_ids)
-        run.questions, run.relevant = _testset_info(manifest.config)
+        run.results = dict(view.results)
+        run.contexts = {key: list(a.context_ids) for key, a in view.answers.items()}
+        run.questions, run.relevant = _testset_info(view)
     return run
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ragjudge.report.compare import Comparison
-from ragjudge.report.runscores import RunScores, context_key, result_key
+from ragjudge.report.runscores import RunScores
 
 
 class Move(BaseModel):
@@ -46,7 +46,7 @@ def _norm(text: str) -> str:
 
 
 def _supported(run: RunScores, metric: str, k: int, case_id: str) -> set[str] | None:
-    r = run.results.get(result_key(metric, k, case_id))
+    r = run.results.get((metric, k, case_id))
     if r is None or not (r.evidence.claims or r.evidence.key_points):
         return None
     claims = r.evidence.claims or r.evidence.key_points
@@ -54,7 +54,7 @@ def _supported(run: RunScores, metric: str, k: int, case_id: str) -> set[str] | 
 
 
 def _claim_text(run: RunScores, metric: str, k: int, case_id: str) -> dict[str, str]:
-    r = run.results.get(result_key(metric, k, case_id))
+    r = run.results.get((metric, k, case_id))
     if r is None:
         return {}
     return {_norm(c.claim): c.claim for c in (r.evidence.claims or r.evidence.key_points)}
@@ -100,8 +100,8 @@ def _move(
         texts.update(_claim_text(baseline, metric, k, case_id))
         mover.claims_lost = sorted(texts[x] for x in was - now)
         mover.claims_gained = sorted(texts[x] for x in now - was)
-    before = baseline.contexts.get(context_key(case_id, k))
-    after = current.contexts.get(context_key(case_id, k))
+    before = baseline.contexts.get((case_id, k))
+    after = current.contexts.get((case_id, k))
     if before is not None and after is not None:
         relevant = current.relevant.get(case_id) or baseline.relevant.get(case_id) or {}
         mover.left_top_k = [d for d in before if d not in after and relevant.get(d, 0) > 0]

@@ -44,10 +44,10 @@ class RunScores(BaseModel):
     series: list[MetricSeries] = Field(default_factory=list)
     questions: dict[str, str] = Field(default_factory=dict)
     """Query id -> question text."""
-    results: dict[str, JudgeResult] = Field(default_factory=dict)
-    """``result_key(judge, k, case_id)`` -> the judge result, with its evidence."""
-    contexts: dict[str, list[str]] = Field(default_factory=dict)
-    """``context_key(case_id, k)`` -> the ids of the top-k documents."""
+    results: dict[tuple[str, int, str], JudgeResult] = Field(default_factory=dict)
+    """(judge, k, case id) -> the judge result, with its evidence (``RunView.results``)."""
+    contexts: dict[tuple[str, int], list[str]] = Field(default_factory=dict)
+    """(case id, k) -> the ids of the top-k documents."""
     relevant: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Query id -> relevant document id -> grade (the qrels, when known)."""
 
@@ -96,11 +96,3 @@ def add_objective(run: RunScores, weights: Mapping[str, float]) -> None:
             den = sum(w for w, _ in scored)
             values[case] = sum(w * v for w, v in scored) / den if den else None
         run.series.append(MetricSeries(metric="objective", k=k, kind="objective", values=values))
-
-
-def result_key(judge: str, k: int, case_id: str) -> str:
-    return f"{judge}|{k}|{case_id}"
-
-
-def context_key(case_id: str, k: int) -> str:
-    return f"{case_id}|{k}"
