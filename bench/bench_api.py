@@ -1,7 +1,11 @@
 """Cost of ``ragjudge.evaluate`` against the CLI (``ragjudge judge``) on the same rows.
 
 Rows: the demo set's questions answered by ``ragjudge generate`` (BM25 top-3, extractive
-generator), split into halves A and B. Measured, all with the offline judges (wall seconds):
+generator), split into halves A and B. The offline judges keep their embeddings in a disk cache
+under ``RAGJUDGE_HOME``; one untimed ``ragjudge judge`` on B fills it first, so every
+measurement below does the same judging work from a warm cache and the figures isolate what
+each way pays around it (process start, imports, model load). Measured with the offline
+judges (wall seconds):
 
 - ``cli(B)``: ``ragjudge judge --input B`` in a new process (process start, imports, model
   load, judging, writing nothing but the summary);
@@ -66,6 +70,7 @@ def main() -> None:
 
     cli_out = work / "cli.jsonl"
     judge = ["judge", "--backend", "offline", "--no-progress"]
+    run([*RAGJUDGE, *judge, "--input", str(b)], env)  # fills the embedding cache (untimed)
     cli = [run([*RAGJUDGE, *judge, "--input", str(b), "--output", str(cli_out)], env)]
     cli += [run([*RAGJUDGE, *judge, "--input", str(b)], env) for _ in range(args.repeats - 1)]
     code = f"import ragjudge; ragjudge.evaluate({str(b)!r}, backend='offline')"
