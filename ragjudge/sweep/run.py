@@ -142,6 +142,45 @@ def run_sweep(
     )
 
 
+def _judges_that_run(config: SweepConfig, comp: Components) -> SweepConfig:
+    """``config`` naming the judges that run (the summary's judges), whatever its names said;
+    its objective weights checked against them."""
+    names = [j.name for j in comp.judges]
+    try:
+        config.check_weights(names)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    return config.model_copy(update={"judges": config.judges.model_copy(update={"names": names})})
+
+
+async def _execute_to_status(
+    executor: Executor,
+    store: RunStore,
+    run_id: str,
+    config: SweepConfig,
+    testset: TestSet,
+    comp: Components,
+    say: Progress,
+) -> str:
+    """Run the missing stages; ``finished`` or ``stopped_budget`` (a budget stop). A failure
+    stores the run as ``failed`` and re-raises (a failed stage says how to resume)."""
+    try:
+        await execute_run(executor, store, run_id, config, testset, comp)
+    except BudgetExhausted as exc:
+        say(f"budget reached: {exc}; resume with a larger budget to continue")
+        return "stopped_budget"
+    except StageFailedError as exc:
+        store.set_status(run_id, "failed")
+        raise StageFailedError(
+            f"{exc}; run {run_id} is stored as failed: fix the cause and run the same "
+            "command again to resume it"
+        ) from None
+    except BaseException:
+        store.set_status(run_id, "failed")
+        raise
+    return "finished"
+
+
 async def arun_sweep(
     config: SweepConfig,
     *,
@@ -161,13 +200,7 @@ async def arun_sweep(
     testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
     check_ks(config, testset)
     definition = run_definition(config, comp)  # the config as given, before the names below
-    # The judges summarised are the judges that run, whatever the config's names said.
-    names = [j.name for j in comp.judges]
-    try:
-        config.check_weights(names)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-    config = config.model_copy(update={"judges": config.judges.model_copy(update={"names": names})})
+    config = _judges_that_run(config, comp)
     manifest, resumed = select_run(
         store, fresh_manifest(definition, config, comp, testset, tags), resume=resume, new=new
     )
@@ -181,34 +214,13 @@ async def arun_sweep(
             comp.llm.ledger.subscribe(_ledger_sink(store, run_id))
             comp.llm.ledger.subscribe(_answered_counter(answered))
         executor = InProcessExecutor(config, testset, store, run_id, comp, say, progress_bar)
-        status = "finished"
-        try:
-            await execute_run(executor, store, run_id, config, testset, comp)
-        except BudgetExhausted as exc:
-            status = "stopped_budget"
-            say(f"budget reached: {exc}; resume with a larger budget to continue")
-        except StageFailedError as exc:
-            store.set_status(run_id, "failed")
-            raise StageFailedError(
-                f"{exc}; run {run_id} is stored as failed: fix the cause and run the same "
-                "command again to resume it"
-            ) from None
-        except BaseException:
-            store.set_status(run_id, "failed")
-            raise
+        status = await _execute_to_status(executor, store, run_id, config, testset, comp, say)
         store.set_status(run_id, status, finished=status == "finished")
-    summary = analyse(
-        RunView.read(store, run_id),
-        ks=config.ks,
-        judges=config.judges.names,
-        objective=config.objective,
-        seed=config.seed,
-    )
     return SweepOutcome(
         run_id=run_id,
         status=status,
         resumed=resumed,
-        summary=summary,
+        summary=summarise_run(store, run_id, config),
         counts=store.counts(run_id),
         llm_calls=executor.budget.session_calls,
         llm_answered=answered[0],
