@@ -77,6 +77,64 @@ def _same_text(a: str, b: str) -> bool:
     return " ".join(a.split()) == " ".join(b.split())
 
 
+class _Lookup:
+    """Finds the judge result a label names, collecting a problem (line, message) for each
+    label that finds none."""
+
+    def __init__(self, index: dict[str, dict[str, JudgeResult]]) -> None:
+        self.index = index
+        self.all_ids = {item for by_item in index.values() for item in by_item}
+        self.example = sorted(self.all_ids)[:2]
+        self.problems: list[tuple[int, str]] = []
+
+    def __call__(self, lab: HumanLabel, item: str) -> JudgeResult | None:
+        by_item = self.index.get(lab.dimension)
+        if by_item is None:
+            judges = ", ".join(sorted(self.index)) or "none"
+            self.problems.append(
+                (lab.line, f"dimension {lab.dimension!r} matches no judge (judges: {judges})")
+            )
+            return None
+        found = by_item.get(item)
+        if found is None and item not in self.all_ids:
+            ids = ", ".join(repr(e) for e in self.example) or "nothing"
+            self.problems.append(
+                (lab.line, f"item id {item!r} matches no judged item (ids look like {ids})")
+            )
+        elif found is None:
+            self.problems.append(
+                (lab.line, f"item {item!r} has no result from judge {lab.dimension!r}")
+            )
+        return found
+
+    def score(self, labs: Sequence[HumanLabel], scale: Scale) -> tuple[float | None, str] | None:
+        """(judge score, status) of the item ``labs`` label; None when a result is missing. A
+        pairwise item scores score(a) - score(b), ``ok`` only when both are scored."""
+        first = labs[0]
+        pair = first.pair if scale == "pairwise" else None
+        if pair is None:
+            found = self(first, first.item_id)
+            return None if found is None else (found.score, found.status.value)
+        ra, rb = self(first, pair[0]), self(first, pair[1])
+        if ra is None or rb is None:
+            return None
+        if ra.score is None or rb.score is None:
+            return None, (ra.status.value if ra.score is None else rb.status.value)
+        return ra.score - rb.score, "ok"
+
+
+def _other_answer(lab: HumanLabel, answers: dict[str, str]) -> tuple[int, str] | None:
+    """The problem of a label given for another answer text than the run's, if it is one."""
+    run_answer = answers.get(lab.item_id)
+    if lab.answer is None or run_answer is None or _same_text(lab.answer, run_answer):
+        return None
+    return (
+        lab.line,
+        f"the label of {lab.item_id!r} was given for another answer than the run's "
+        "(the answer text differs): relabel this item for this run",
+    )
+
+
 def join_labels(
     labels: LabelSet,
     results: Sequence[JudgeResult] | dict[str, dict[str, JudgeResult]],
@@ -88,69 +146,20 @@ def join_labels(
     answer it was given for (an ``answer`` column) labels the answer the run holds.
     """
     index = results if isinstance(results, dict) else index_results(results)
-    all_ids = {item for by_item in index.values() for item in by_item}
-    example = sorted(all_ids)[:2]
-    problems: list[tuple[int, str]] = []
-
-    def lookup(lab: HumanLabel, item: str) -> JudgeResult | None:
-        by_item = index.get(lab.dimension)
-        if by_item is None:
-            judges = ", ".join(sorted(index)) or "none"
-            problems.append(
-                (lab.line, f"dimension {lab.dimension!r} matches no judge (judges: {judges})")
-            )
-            return None
-        found = by_item.get(item)
-        if found is None:
-            if item not in all_ids:
-                problems.append(
-                    (
-                        lab.line,
-                        f"item id {item!r} matches no judged item "
-                        f"(ids look like {', '.join(repr(e) for e in example) or 'nothing'})",
-                    )
-                )
-            else:
-                problems.append(
-                    (lab.line, f"item {item!r} has no result from judge {lab.dimension!r}")
-                )
-        return found
-
+    lookup = _Lookup(index)
     grouped: dict[tuple[str, str], list[HumanLabel]] = defaultdict(list)
     for lab in labels.labels:
-        run_answer = (answers or {}).get(lab.item_id)
-        if (
-            lab.answer is not None
-            and run_answer is not None
-            and not _same_text(lab.answer, run_answer)
-        ):
-            problems.append(
-                (
-                    lab.line,
-                    f"the label of {lab.item_id!r} was given for another answer than the run's "
-                    "(the answer text differs): relabel this item for this run",
-                )
-            )
+        problem = _other_answer(lab, answers or {})
+        if problem is not None:
+            lookup.problems.append(problem)
         grouped[(lab.dimension, lab.item_id)].append(lab)
 
     items: dict[str, list[LabelledItem]] = defaultdict(list)
     for (dim, item_id), labs in grouped.items():
         scale = labels.scales[dim]
-        first = labs[0]
-        pair = first.pair if scale == "pairwise" else None
-        score: float | None
-        if pair is not None:
-            ra, rb = lookup(first, pair[0]), lookup(first, pair[1])
-            if ra is None or rb is None:
-                continue
-            ok = ra.score is not None and rb.score is not None
-            score = (ra.score or 0.0) - (rb.score or 0.0) if ok else None
-            status = "ok" if ok else (ra.status.value if ra.score is None else rb.status.value)
-        else:
-            found = lookup(first, item_id)
-            if found is None:
-                continue
-            score, status = found.score, found.status.value
+        scored = lookup.score(labs, scale)
+        if scored is None:
+            continue
         values = [lab.value for lab in labs]
         items[dim].append(
             LabelledItem(
@@ -160,14 +169,13 @@ def join_labels(
                 human=consensus(values, scale),
                 human_values=values,
                 annotators=[lab.annotator for lab in labs],
-                judge_score=score,
-                judge_status=status,
+                judge_score=scored[0],
+                judge_status=scored[1],
                 lines=[lab.line for lab in labs],
             )
         )
-    if problems:
-        problems.sort()
-        raise _fail(labels.path, problems)
+    if lookup.problems:
+        raise _fail(labels.path, sorted(lookup.problems))
     all_scores = {
         judge: {item: r.score for item, r in by_item.items()} for judge, by_item in index.items()
     }
