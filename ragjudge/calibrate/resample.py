@@ -52,24 +52,21 @@ def bootstrap_estimate(
     seed: int = 0,
     undefined_reason: str = "undefined on these items",
 ) -> Estimate:
-    """Point value ``stat(arange(n))`` and its percentile bootstrap interval over items."""
-    if n == 0:
-        return Estimate(name=name, value=None, n=0, confidence=confidence, note="no items")
-    value = float(stat(np.arange(n)))
-    if not math.isfinite(value):
-        return Estimate(name=name, value=None, n=n, confidence=confidence, note=undefined_reason)
-    if n == 1:
-        return Estimate(
-            name=name,
-            value=value,
-            n=n,
-            confidence=confidence,
-            note="one item: no interval",
-        )
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n, size=(n_resamples, n))
-    samples = np.fromiter((stat(idx) for idx in draws), dtype=float, count=n_resamples)
-    return _from_samples(name, value, samples, n, confidence)
+    """Point value ``stat(arange(n))`` and its percentile bootstrap interval over items
+    (``stat`` takes one index vector; ``bootstrap_vectorised`` with it applied row by row)."""
+
+    def rows(idx: np.ndarray) -> np.ndarray:
+        return np.fromiter((stat(row) for row in idx), dtype=float, count=len(idx))
+
+    return bootstrap_vectorised(
+        name,
+        rows,
+        n,
+        n_resamples=n_resamples,
+        confidence=confidence,
+        seed=seed,
+        undefined_reason=undefined_reason,
+    )
 
 
 def bootstrap_vectorised(
