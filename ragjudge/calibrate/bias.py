@@ -97,27 +97,29 @@ def length_bias(
     logl = np.log2(np.array([max(1, answer_tokens[it.item_id]) for it in use], float))
     strata = _strata(np.array([it.human for it in use], float), scale)
     reason = "answer lengths or scores do not vary within any label"
+
+    def on_items(
+        f: Callable[[np.ndarray, np.ndarray, np.ndarray], float],
+    ) -> Callable[[np.ndarray], float]:
+        return lambda i: f(scores[i], logl[i], strata[i])
+
     return BiasProbe(
         probe="length",
         dimension=dim,
         applicable=True,
         estimates=[
             bootstrap_estimate(
-                "spearman_within_label",
-                lambda i: _within_spearman(scores[i], logl[i], strata[i]),
+                name,
+                on_items(f),
                 len(use),
                 n_resamples=n_resamples,
                 seed=seed,
                 undefined_reason=reason,
-            ),
-            bootstrap_estimate(
-                "slope_per_doubling",
-                lambda i: _within_slope(scores[i], logl[i], strata[i]),
-                len(use),
-                n_resamples=n_resamples,
-                seed=seed,
-                undefined_reason=reason,
-            ),
+            )
+            for name, f in (
+                ("spearman_within_label", _within_spearman),
+                ("slope_per_doubling", _within_slope),
+            )
         ],
     )
 
