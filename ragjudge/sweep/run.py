@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from ragjudge.adapters import with_retrieved
 from ragjudge.errors import ConfigError
@@ -112,34 +112,23 @@ def _answered_counter(count: list[int]) -> Callable[[Any], None]:
     return sink
 
 
-def run_sweep(
-    config: SweepConfig,
-    *,
-    store: RunStore | None = None,
-    resume: str | None = None,
-    new: bool = False,
-    components: Components | None = None,
-    testset: TestSet | None = None,
-    progress: Progress | None = None,
-    tags: Mapping[str, str] | None = None,
-    progress_bar: bool = False,
-) -> SweepOutcome:
-    """Run (or resume) a sweep to its end or to a budget stop; return its summary.
+class SweepOptions(TypedDict, total=False):
+    """The keyword options of ``run_sweep`` / ``arun_sweep`` (defaults: ``arun_sweep``)."""
 
-    ``progress`` receives one line per phase; ``progress_bar`` also shows rich bars."""
-    return asyncio.run(
-        arun_sweep(
-            config,
-            store=store,
-            resume=resume,
-            new=new,
-            components=components,
-            testset=testset,
-            progress=progress,
-            tags=tags,
-            progress_bar=progress_bar,
-        )
-    )
+    store: RunStore | None
+    resume: str | None
+    new: bool
+    components: Components | None
+    testset: TestSet | None
+    progress: Progress | None
+    tags: Mapping[str, str] | None
+    progress_bar: bool
+
+
+def run_sweep(config: SweepConfig, **options: Unpack[SweepOptions]) -> SweepOutcome:
+    """Run (or resume) a sweep to its end or to a budget stop; return its summary
+    (``arun_sweep`` in a new event loop)."""
+    return asyncio.run(arun_sweep(config, **options))
 
 
 def _judges_that_run(config: SweepConfig, comp: Components) -> SweepConfig:
@@ -193,7 +182,11 @@ async def arun_sweep(
     tags: Mapping[str, str] | None = None,
     progress_bar: bool = False,
 ) -> SweepOutcome:
-    """``run_sweep`` inside a running event loop (notebooks)."""
+    """Run (or resume) a sweep inside a running event loop (notebooks); ``run_sweep`` from
+    synchronous code. ``resume`` names a run to continue, else the newest unfinished run with
+    the same identity continues unless ``new``; ``components`` and ``testset`` replace what the
+    config names; ``progress`` receives one line per phase, ``progress_bar`` also shows rich
+    bars."""
     say: Progress = progress or (lambda _msg: None)
     store = store or RunStore()
     comp = components or build_components(config)
