@@ -55,10 +55,10 @@ def overlap_scores(items: Sequence[Item]) -> np.ndarray:
 def v2_scores(items: Sequence[Item]) -> np.ndarray:
     from ragjudge.judges.offline.embed import shared_cache
     from ragjudge.judges.offline.features import profile
-    from ragjudge.judges.offline.params import load_params
+    from ragjudge.judges.offline.params import PARAMS_DIR, load_params
     from ragjudge.judges.offline.support import support_matrix
 
-    model = load_params().models["support"]
+    model = load_params(PARAMS_DIR / "v2.json").models["support"]
     cache = shared_cache()
     out = []
     for it in items:
