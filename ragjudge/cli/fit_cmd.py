@@ -2,9 +2,9 @@
 
 The labels file format is documented in ``ragjudge.judges.offline.fit`` and docs/judges.md
 (one labelled item per row: ``dimension``, ``question``, ``answer``, ``contexts``,
-``reference``, ``claim``, ``label``, ``group``); a filled ``ragjudge spot-check`` sheet is one. The new parameters are written as a versioned
-JSON file; point the judges at it with ``RAGJUDGE_OFFLINE_PARAMS=<file>`` (or the judges'
-``params`` option).
+``reference``, ``claim``, ``label``, ``group``); a filled ``ragjudge spot-check`` sheet is one.
+The new parameters are written as a versioned JSON file; point the judges at it with
+``RAGJUDGE_OFFLINE_PARAMS=<file>`` (or the judges' ``params`` option).
 """
 
 from __future__ import annotations
