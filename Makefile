@@ -23,7 +23,7 @@ lint: $(BIN)/.installed
 
 # pytest's exit code 5 (no tests collected) is a failure, not a pass.
 test: lint
-	$(BIN)/python -m pytest -q -rs; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
+	$(BIN)/python -m pytest -q -rs --durations=15; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
 bench: $(BIN)/.installed
 	for f in bench/bench_*.py; do $(BIN)/python $$f || exit 1; done
