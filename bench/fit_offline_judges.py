@@ -48,7 +48,7 @@ from ragjudge.home import state_path  # noqa: E402
 from ragjudge.judges.offline import labelsets as L  # noqa: E402
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.features import profile, stems  # noqa: E402
-from ragjudge.judges.offline.fit import refit  # noqa: E402
+from ragjudge.judges.offline.fit import LabelRow, refit  # noqa: E402
 from ragjudge.judges.offline.params import (  # noqa: E402
     DEFAULT_PARAMS,
     PRIOR_PARAMS,
@@ -343,6 +343,66 @@ def balanced(sources: dict[str, list[L.LabelRow]]) -> list[L.LabelRow]:
     return out
 
 
+def wikieval_rows(pairs: list[L.Pair]) -> list[LabelRow]:
+    """Pointwise rows from pairs: preferred = 1, rejected = 0 (grouped by question)."""
+    dim = {
+        "faithfulness": "faithfulness",
+        "answer_relevance": "answer_relevancy",
+        "context_relevance": "context_precision",
+    }
+    rows: list[LabelRow] = []
+    for p in pairs:
+        for text, label in ((p.preferred, 1), (p.rejected, 0)):
+            if p.dimension == "context_relevance":
+                rows.append(
+                    LabelRow(
+                        "context_precision", p.question, label, contexts=[text], group=p.question
+                    )
+                )
+            else:
+                rows.append(
+                    LabelRow(
+                        dim[p.dimension],
+                        p.question,
+                        label,
+                        answer=text,
+                        contexts=[p.context] if p.context else [],
+                        group=p.question,
+                    )
+                )
+    return rows
+
+
+def expertqa_rows(claims: list[L.Claim]) -> list[LabelRow]:
+    """Support rows: faithfulness with ``claim``, the claim against its cited evidence."""
+    rows = [
+        LabelRow(
+            "faithfulness",
+            c.question,
+            c.supported,
+            answer=c.claim,
+            claim=c.claim,
+            contexts=list(c.evidence),
+            group=f"eqa{c.group}",
+        )
+        for c in L.support_claims(claims)
+    ]
+    return rows
+
+
+def haluquestqa_rows(answers: list[L.LongAnswer]) -> list[LabelRow]:
+    """Completeness rows without reference (label 1 = no incomplete-answer span) and answer
+    relevancy rows (label 1 = no irrelevance span)."""
+    return [
+        LabelRow(dimension, a.question, label, answer=a.answer, group=f"hq{a.group}")
+        for a in answers
+        for dimension, label in (
+            ("completeness", 1 - a.incomplete),
+            ("answer_relevancy", 1 - a.irrelevant),
+        )
+    ]
+
+
 def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
     pairs = [p for p in L.wikieval_pairs(root) if p.part == "dev"]
     claims = [c for c in L.expertqa_claims(root) if c.part == "dev"]
@@ -350,9 +410,9 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
     if quick:
         claims, answers = claims[::4], answers[::4]
     sources = {
-        "expertqa": L.expertqa_rows(claims),
-        "wikieval": L.wikieval_rows(pairs),
-        "haluquestqa": L.haluquestqa_rows(answers),
+        "expertqa": expertqa_rows(claims),
+        "wikieval": wikieval_rows(pairs),
+        "haluquestqa": haluquestqa_rows(answers),
     }
     rows = balanced(sources)
     return refit(

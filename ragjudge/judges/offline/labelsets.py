@@ -1,8 +1,9 @@
 """Readers for the public human-label sets the offline judges are fitted and measured on.
 
 The data is not shipped (it lives in ``../shared/data``); these readers turn its files into
-``LabelRow``s and pairs, with a FIXED split into development and held-out parts:
-an item's part is ``held_out`` when ``sha256(f"{set}:{group}")`` mod 100 < ``HELD_OUT_PERCENT``,
+pairs, claims and answers (``bench/fit_offline_judges.py`` makes fitting rows of them), with a
+FIXED split into development and held-out parts: an item's part is ``held_out`` when
+``sha256(f"{set}:{group}")`` mod 100 < ``HELD_OUT_PERCENT``,
 where ``group`` is the question (so no question is in both parts).
 
 - ``wikieval_pairs``: 150 pairwise items (faithfulness, answer_relevance, context_relevance).
@@ -27,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ragjudge.judges.offline.fit import LabelRow
 from ragjudge.judges.offline.segment import strip_citations
 
 HELD_OUT_PERCENT = 30
@@ -70,36 +70,6 @@ def wikieval_pairs(root: Path) -> list[Pair]:
                 )
             )
     return out
-
-
-def wikieval_rows(pairs: list[Pair]) -> list[LabelRow]:
-    """Pointwise rows from pairs: preferred = 1, rejected = 0 (grouped by question)."""
-    dim = {
-        "faithfulness": "faithfulness",
-        "answer_relevance": "answer_relevancy",
-        "context_relevance": "context_precision",
-    }
-    rows: list[LabelRow] = []
-    for p in pairs:
-        for text, label in ((p.preferred, 1), (p.rejected, 0)):
-            if p.dimension == "context_relevance":
-                rows.append(
-                    LabelRow(
-                        "context_precision", p.question, label, contexts=[text], group=p.question
-                    )
-                )
-            else:
-                rows.append(
-                    LabelRow(
-                        dim[p.dimension],
-                        p.question,
-                        label,
-                        answer=text,
-                        contexts=[p.context] if p.context else [],
-                        group=p.question,
-                    )
-                )
-    return rows
 
 
 _EVIDENCE_HEAD = re.compile(r"^\[\d+\]\s+\S+\s*")
@@ -160,23 +130,6 @@ def support_claims(claims: list[Claim]) -> list[Claim]:
     return [c for c in claims if c.evidence and c.support in ("Complete", "Incomplete", "Partial")]
 
 
-def expertqa_rows(claims: list[Claim]) -> list[LabelRow]:
-    """Support rows: faithfulness with ``claim``, the claim against its cited evidence."""
-    rows = [
-        LabelRow(
-            "faithfulness",
-            c.question,
-            c.supported,
-            answer=c.claim,
-            claim=c.claim,
-            contexts=list(c.evidence),
-            group=f"eqa{c.group}",
-        )
-        for c in support_claims(claims)
-    ]
-    return rows
-
-
 @dataclass(frozen=True)
 class LongAnswer:
     """A HaluQuestQA answer with the experts' span flags."""
@@ -221,16 +174,3 @@ def haluquestqa_answers(root: Path) -> list[LongAnswer]:
                     )
                 )
     return out
-
-
-def haluquestqa_rows(answers: list[LongAnswer]) -> list[LabelRow]:
-    """Completeness rows without reference (label 1 = no incomplete-answer span) and answer
-    relevancy rows (label 1 = no irrelevance span)."""
-    return [
-        LabelRow(dimension, a.question, label, answer=a.answer, group=f"hq{a.group}")
-        for a in answers
-        for dimension, label in (
-            ("completeness", 1 - a.incomplete),
-            ("answer_relevancy", 1 - a.irrelevant),
-        )
-    ]
