@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 $(BIN)/.installed: pyproject.toml requirements.lock
 	test -x $(BIN)/python || python3 -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -c requirements.lock -e '.[dev]'
+	$(BIN)/python -m pip install -q -c requirements.lock -e '.[dev,ray]'
 	touch $@
 
 demo: $(BIN)/.installed

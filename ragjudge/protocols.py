@@ -17,7 +17,8 @@ Contracts:
   further cost; the sweep treats every judge with ``at_k`` so, whatever its name.
 - ``Executor`` carries out a sweep's plan (``ragjudge.sweep.plan``) stage by stage and writes
   every result through the run store as soon as it exists; the sweep ships the in-process one
-  (``ragjudge.sweep.execute.InProcessExecutor``).
+  (``ragjudge.sweep.execute.InProcessExecutor``) and the Ray one
+  (``ragjudge.distributed.executor.RayExecutor``), chosen by the config's ``executor``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import numpy as np
 from ragjudge.schema import Answer, Document, JudgeInput, JudgeResult, Ranking, TestCase
 
 if TYPE_CHECKING:
+    from ragjudge.sweep.budget import Budget
     from ragjudge.sweep.plan import AnswerPlan, JudgePlan
 
 
@@ -90,6 +92,8 @@ class Executor(Protocol):
     """
 
     timings: dict[str, float]
+    budget: Budget
+    """The run's budget: checked before LLM work starts, charged as results return."""
 
     def retrieve(self) -> dict[str, Ranking]:
         """Every case's ranking at k_max (stored)."""
@@ -107,4 +111,8 @@ class Executor(Protocol):
 
     async def judge(self, plan: JudgePlan) -> None:
         """Store ``plan.known`` and the rows of every planned call."""
+        ...
+
+    def close(self) -> None:
+        """Release what the executor holds (workers, connections); called once, at the end."""
         ...

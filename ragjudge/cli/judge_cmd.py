@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from ragjudge.cli.executor_opts import ADDRESS, EXECUTOR, WORKERS, executor_config
 from ragjudge.errors import ConfigError
 
 DEFAULT_JUDGES = "faithfulness,answer_relevancy,completeness,context_recall,context_precision"
@@ -79,10 +80,15 @@ def register(app: typer.Typer) -> None:
             help="Module to import first (registers your own judges); the working directory "
             "is importable.",
         ),
+        executor: str | None = EXECUTOR,
+        ray_address: str | None = ADDRESS,
+        workers: int | None = WORKERS,
     ) -> None:
         """Score each row with the judges; print mean ± CI and coverage per judge, and the
         distinct error of every unscored result. Exit code 2 when every call failed (endpoint
-        unreachable, bad key, unknown model): the rows are still written."""
+        unreachable, bad key, unknown model): the rows are still written. ``--executor ray``
+        judges the rows in batches on Ray workers (``--concurrency`` calls in flight across
+        all of them; ``RAGJUDGE_RPM``/``RAGJUDGE_TPM`` kept for the whole cluster)."""
         from rich.console import Console
 
         from ragjudge.cli.failures import check_endpoint_used, failure_lines
@@ -94,10 +100,27 @@ def register(app: typer.Typer) -> None:
 
         import_plugins(plugin)
         names = parse_names(judges)
+        ex = executor_config(executor, ray_address, workers)
         rows, items = read_items(input)
         chosen = backend or default_backend()
         built = build_judges(names, chosen, concurrency)
-        results = asyncio.run(run_judges(built, items, concurrency=concurrency, progress=progress))
+        if ex.kind == "ray":
+            from ragjudge.distributed.jobs import judge_on_ray
+
+            by_name = judge_on_ray(
+                names,
+                chosen,
+                plugin,
+                items,
+                address=ex.address,
+                num_workers=ex.num_workers,
+                concurrency=concurrency,
+            )
+            results = {j.name: by_name[n] for n, j in zip(names, built, strict=True)}
+        else:
+            results = asyncio.run(
+                run_judges(built, items, concurrency=concurrency, progress=progress)
+            )
         aggregates = {name: aggregate(rs) for name, rs in results.items()}
         usage = sum((r.usage for rs in results.values() for r in rs), TokenUsage())
         console = Console()

@@ -30,6 +30,9 @@ def fake_llm(
         False, help="Answer unknown templates generically instead of with a 400."
     ),
     log: Path | None = typer.Option(None, help="Append one JSON line per request here."),
+    rpm: int | None = typer.Option(
+        None, min=1, help="Chat requests per minute served; more get a 429 (like a provider)."
+    ),
 ) -> None:
     """Serve the local OpenAI-compatible test server until stopped (Ctrl-C)."""
     from ragjudge.testing.faults import FaultPlan
@@ -47,6 +50,7 @@ def fake_llm(
         reject_json_schema=reject_json_schema,
         omit_usage=omit_usage,
         unknown="generic" if generic else "error",
+        rpm=rpm,
     )
 
     def ready(srv: FakeLLMServer) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from ragjudge.cli.executor_opts import ADDRESS, EXECUTOR, WORKERS, executor_config
 from ragjudge.errors import ConfigError
 from ragjudge.schema import Document, Qrels
 
@@ -57,6 +59,16 @@ def _retriever(kind: str, encoder: str, fusion: str) -> Any:
     raise ConfigError(f"unknown retriever {kind!r}; known: bm25, dense, hybrid")
 
 
+def _pipeline(
+    kind: str, encoder: str, fusion: str, rerank: str | None, depth: int, keep: float
+) -> Any:
+    """The first stage and the optional reranker, as one pipeline."""
+    from ragjudge.retrieval import Pipeline, build_reranker
+
+    stages = [(build_reranker(rerank), depth, keep)] if rerank else []
+    return Pipeline(_retriever(kind, encoder, fusion), stages=stages)
+
+
 def _print_warnings(caught: list[warnings.WarningMessage], err: Console) -> None:
     from ragjudge.io import DataWarning
 
@@ -87,23 +99,40 @@ def retrieval(
     fusion: str = typer.Option("rrf", "--fusion", help="Hybrid fusion: rrf | score."),
     run_out: Path | None = typer.Option(None, "--run-out", help="Write the TREC run here."),
     json_out: Path | None = typer.Option(None, "--json", help="Metrics JSON (as `metrics`)."),
+    executor: str | None = EXECUTOR,
+    ray_address: str | None = ADDRESS,
+    workers: int | None = WORKERS,
 ) -> None:
-    """Retrieve (and re-rank) every judged query, evaluate, print a table."""
+    """Retrieve (and re-rank) every judged query, evaluate, print a table. ``--executor ray``
+    encodes the corpus on Ray Data and ranks the queries in batches on Ray workers."""
     from ragjudge.cli.metrics_cmd import parse_ks
     from ragjudge.io import write_trec_run
     from ragjudge.metrics import evaluate_rankings
-    from ragjudge.retrieval import Pipeline, build_reranker
 
     ks = parse_ks(k)
+    ex = executor_config(executor, ray_address, workers)
     err = Console(stderr=True)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         docs, qs, judged = load_collection(corpus, queries, qrels, split)
-        first = _retriever(retriever, encoder, fusion)
-        stages = [(build_reranker(rerank), depth, keep)] if rerank else []
-        pipe = Pipeline(first, stages=stages)
-        pipe.index(docs)
-        rankings = pipe.retrieve(qs, max(ks))
+        build = partial(_pipeline, retriever, encoder, fusion, rerank, depth, keep)
+        pipe = build()
+        if ex.kind == "ray":
+            from ragjudge.distributed.jobs import retrieve_on_ray
+
+            rankings = retrieve_on_ray(
+                build,
+                pipe,
+                docs,
+                qs,
+                max(ks),
+                address=ex.address,
+                num_workers=ex.num_workers,
+                progress=err.print,
+            )
+        else:
+            pipe.index(docs)
+            rankings = pipe.retrieve(qs, max(ks))
         report = evaluate_rankings(judged, rankings, ks=ks)
     _print_warnings(caught, err)
     table = Table(title=f"{pipe.name}: {report.n_queries} queries, {len(docs)} documents")

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ragjudge.cli.executor_opts import ADDRESS, EXECUTOR, WORKERS, executor_config
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -64,8 +66,15 @@ def sweep(
         None, "--out", help="Folder for tables, plots and summary (default: sweep-RUN_ID)."
     ),
     tag: list[str] = typer.Option([], "--tag", help="Tag the run (repeatable; TAG or TAG=VALUE)."),
+    executor: str | None = EXECUTOR,
+    ray_address: str | None = ADDRESS,
+    workers: int | None = WORKERS,
 ) -> None:
     """Run a k-sweep: retrieve once, generate and judge at every k, choose k with confidence.
+
+    ``--executor ray`` (or ``executor: {kind: ray}`` in the config) runs encoding, retrieval,
+    generation and judging on Ray workers; this process still writes the run store, and a run
+    resumes on either executor.
 
     Running the same command again resumes an unfinished run of the same config;
     ``--resume RUN_ID`` alone continues a run with its stored config. Prints the distinct
@@ -86,6 +95,9 @@ def sweep(
     store = RunStore()
     if cfg is None:  # the run's own configuration, as stored in its manifest
         cfg = SweepConfig.model_validate(store.manifest(store.resolve(str(resume))).config["full"])
+    cfg = cfg.model_copy(
+        update={"executor": executor_config(executor, ray_address, workers, cfg.executor)}
+    )
     err = _console()
     tags = {name: value for name, _, value in (t.partition("=") for t in tag)}
     outcome = run_sweep(

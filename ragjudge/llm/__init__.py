@@ -5,14 +5,15 @@ adaptive concurrency, structured output, a cost ledger and a content-addressed c
 The client factories live here, so that every part that calls an LLM (judges, the chat
 generator, the LLM reranker) builds its client from this layer and none imports another:
 ``default_client()`` is the client configured from the environment, ``judge_clients(n)`` are
-``n`` clients sharing one ledger and one cache.
+``n`` clients sharing one ledger and one cache (``default_cache()``: the SQLite cache, or
+the cache a Ray worker installed with ``use_cache``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.llm.cache import LLMCache, cache_key
+from ragjudge.llm.cache import LLMCache, cache_key, default_cache
 from ragjudge.llm.client import LLMClient
 from ragjudge.llm.ledger import Ledger, LedgerEntry, Price, PriceTable
 from ragjudge.llm.settings import LLMSettings
@@ -33,7 +34,7 @@ def judge_clients(count: int, **overrides: Any) -> list[LLMClient]:
     request, so one pool of C connections costs O(C) CPU per request, and C/n per pool when
     the judges of a run each use their own (the endpoint's concurrency limit stays shared).
     """
-    ledger, cache = Ledger(), LLMCache()
+    ledger, cache = Ledger(), default_cache()
     return [LLMClient.from_env(ledger=ledger, cache=cache, **overrides) for _ in range(count)]
 
 

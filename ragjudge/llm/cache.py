@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -46,6 +46,29 @@ class CachedCall(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated: bool = False
+
+
+@runtime_checkable
+class CallCache(Protocol):
+    """Where the client looks a call up before sending it, and keeps it after (``LLMCache``;
+    on a Ray worker, the driver's ``LLMCache`` behind an actor)."""
+
+    def get(self, key: str) -> CachedCall | None: ...
+
+    def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None: ...
+
+
+_PROCESS_CACHE: list[CallCache] = []
+
+
+def use_cache(cache: CallCache) -> None:
+    """Make ``cache`` the default cache of every client built afterwards in this process."""
+    _PROCESS_CACHE[:] = [cache]
+
+
+def default_cache() -> CallCache:
+    """The process's cache (``use_cache``), else the SQLite cache under ``RAGJUDGE_HOME``."""
+    return _PROCESS_CACHE[0] if _PROCESS_CACHE else LLMCache()
 
 
 def cache_key(

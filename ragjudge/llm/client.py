@@ -2,10 +2,10 @@
 
 One logical call = cache lookup, then HTTP attempts (retried with exponential back-off and
 jitter on 429, 5xx, timeouts and connection errors; ``Retry-After`` honoured; each attempt in
-the ledger), inside the endpoint's adaptive concurrency limit; for structured calls strict
-validation and at most one repair call. Provider failures never raise: the ``LLMResult``
-carries a typed ``LLMError``. Only configuration mistakes raise (``ConfigError``), when the
-client is built.
+the ledger), inside the endpoint's adaptive concurrency limit and its request and token pace
+(``RateGate``); for structured calls strict validation and at most one repair call. Provider
+failures never raise: the ``LLMResult`` carries a typed ``LLMError``. Only configuration
+mistakes raise (``ConfigError``), when the client is built.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from tenacity import (
 
 from ragjudge.llm import structured as so
 from ragjudge.llm.backend import Backend, BackendError, Completion
-from ragjudge.llm.cache import CachedCall, LLMCache, cache_key
+from ragjudge.llm.cache import CachedCall, CallCache, LLMCache, cache_key, default_cache
 from ragjudge.llm.ledger import Ledger, LedgerEntry, PriceTable, str_tags
-from ragjudge.llm.limiter import AdaptiveLimiter, limiter_for
+from ragjudge.llm.limiter import AdaptiveLimiter, gate_for, limiter_for
 from ragjudge.llm.settings import LLMSettings
 from ragjudge.llm.tokens import estimate_tokens, text_tokens
 from ragjudge.llm.types import TEMPLATE_HEADER, ErrorKind, LLMError, LLMResult
@@ -64,7 +64,7 @@ class LLMClient:
         settings: LLMSettings | None = None,
         *,
         ledger: Ledger | None = None,
-        cache: bool | str | Path | LLMCache | None = True,
+        cache: bool | str | Path | CallCache | None = True,
         prices: PriceTable | None = None,
         backend: Backend | None = None,
     ) -> None:
@@ -76,13 +76,13 @@ class LLMClient:
         self.backend: Backend = backend
         self.ledger = ledger if ledger is not None else Ledger(prices)
         if cache is True:
-            self.cache: LLMCache | None = LLMCache()
+            self.cache: CallCache | None = default_cache()
         elif cache is False or cache is None:
             self.cache = None
-        elif isinstance(cache, LLMCache):
-            self.cache = cache
-        else:
+        elif isinstance(cache, str | Path):
             self.cache = LLMCache(cache)
+        else:
+            self.cache = cache
         self._fatal: BackendError | None = None
         self._limit: tuple[asyncio.AbstractEventLoop | None, AdaptiveLimiter | None] = (None, None)
         self._flights: tuple[
@@ -95,7 +95,7 @@ class LLMClient:
         cls,
         *,
         ledger: Ledger | None = None,
-        cache: bool | str | Path | LLMCache | None = True,
+        cache: bool | str | Path | CallCache | None = True,
         prices: PriceTable | None = None,
         **overrides: Any,
     ) -> LLMClient:
@@ -108,7 +108,7 @@ class LLMClient:
         *,
         settings: LLMSettings | None = None,
         ledger: Ledger | None = None,
-        cache: bool | str | Path | LLMCache | None = True,
+        cache: bool | str | Path | CallCache | None = True,
         prices: PriceTable | None = None,
     ) -> LLMClient:
         """A client whose backend is a LangChain chat model (``BaseChatModel``); structured
@@ -388,6 +388,8 @@ class LLMClient:
             return out
         s = self.settings
         limiter = self._limiter()
+        gate = gate_for(self.endpoint, s.rpm, s.tpm)
+        tokens = estimate_tokens(messages) + int(params.get("max_tokens") or 0)
         headers = {TEMPLATE_HEADER: label}
 
         async def attempt() -> Completion:
@@ -397,6 +399,8 @@ class LLMClient:
             comp: Completion | None = None
             error: BackendError | None = None
             try:
+                if gate is not None:
+                    await gate.wait(tokens)
                 comp = await self.backend.complete(
                     messages,
                     sampling=params,
@@ -406,6 +410,8 @@ class LLMClient:
                 )
             except BackendError as exc:
                 error = exc
+                if gate is not None and exc.status == 429:
+                    await gate.pause(min(exc.retry_after or s.backoff_initial, s.max_retry_after))
             finally:
                 await limiter.release(
                     overloaded=error is not None and error.overloaded, ok=error is None

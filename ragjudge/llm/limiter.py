@@ -10,13 +10,25 @@ overload shrinks the limit within a few windows.
 Requests wait in FIFO order for a free slot (a release wakes only as many waiters as there
 are free slots); a slot is held only while an HTTP request is in flight, never during a
 back-off sleep.
+
+Rates: an endpoint's requests-per-minute and tokens-per-minute limits (``LLMSettings.rpm`` /
+``tpm``) are kept by a ``RateGate`` that every request asks before it is sent. ``PacedGate``
+spaces requests evenly (no burst): a request of ``t`` tokens may start once ``60 / rpm``
+seconds passed since the previous start and ``t * 60 / tpm`` seconds of token budget are free,
+so every window of any length holds at most its share of the limits (plus one request). A 429
+(or ``Retry-After``) pauses the gate for everyone. One gate per endpoint per event loop here;
+the Ray executor hands every worker one gate for the whole cluster
+(``ragjudge.distributed.gate``), installed with ``use_gate``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import Protocol, runtime_checkable
 
 DECREASE = 0.7
 ALPHA = 0.02
@@ -105,3 +117,99 @@ def limiter_for(endpoint: str, cap: int, *, adaptive: bool = True) -> AdaptiveLi
     elif cap < lim.cap:
         lim.set_cap(cap)
     return lim
+
+
+@runtime_checkable
+class RateGate(Protocol):
+    """Keeps an endpoint's request and token rates; asked before every HTTP request."""
+
+    async def wait(self, tokens: int) -> None:
+        """Return when a request of about ``tokens`` tokens may be sent (it is then counted)."""
+        ...
+
+    async def pause(self, seconds: float) -> None:
+        """Send nothing for ``seconds`` from now (the endpoint said 429 / Retry-After)."""
+        ...
+
+
+class PacedGate:
+    """Even pacing at ``rpm`` requests and ``tpm`` tokens per minute (either may be None).
+
+    A sender that wakes later than its slot by more than the slot's own length (its event
+    loop was busy) gives the slot up and asks again: late senders never go out together."""
+
+    def __init__(
+        self, rpm: int | None, tpm: int | None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.rpm, self.tpm, self.clock = rpm, tpm, clock
+        self.next_request = 0.0
+        self.next_token = 0.0
+
+    def length(self, tokens: int) -> float:
+        """Seconds of the limits one request of ``tokens`` tokens takes up."""
+        by_requests = 60.0 / self.rpm if self.rpm else 0.0
+        return max(by_requests, max(tokens, 1) * 60.0 / self.tpm if self.tpm else 0.0)
+
+    def reserve(self, tokens: int) -> float:
+        """Count a request of ``tokens`` tokens; the time (on ``clock``) it may start."""
+        start = max(self.clock(), self.next_request, self.next_token)
+        if self.rpm:
+            self.next_request = start + 60.0 / self.rpm
+        if self.tpm:
+            self.next_token = start + max(tokens, 1) * 60.0 / self.tpm
+        return start
+
+    def hold(self, seconds: float) -> None:
+        """Grant nothing before ``seconds`` from now."""
+        until = self.clock() + seconds
+        self.next_request = max(self.next_request, until)
+        self.next_token = max(self.next_token, until)
+
+    async def wait(self, tokens: int) -> None:
+        async def reserve() -> tuple[float, float]:
+            return self.reserve(tokens), self.length(tokens)
+
+        await wait_for_slot(reserve, self.clock)
+
+    async def pause(self, seconds: float) -> None:
+        self.hold(seconds)
+
+
+async def wait_for_slot(
+    reserve: Callable[[], Awaitable[tuple[float, float]]], clock: Callable[[], float]
+) -> None:
+    """Sleep until the slot ``reserve()`` grants (its start on ``clock``, its length in
+    seconds); ask again when woken later than the slot's end."""
+    while True:
+        start, length = await reserve()
+        delay = start - clock()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        if clock() - start <= length:
+            return
+
+
+_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, RateGate]] = (
+    weakref.WeakKeyDictionary()
+)
+_PROCESS_GATE: list[RateGate] = []
+
+
+def use_gate(gate: RateGate) -> None:
+    """Make ``gate`` the gate of every client in this process, whatever its endpoint (a Ray
+    worker installs the cluster's gate this way)."""
+    _PROCESS_GATE[:] = [gate]
+
+
+def gate_for(endpoint: str, rpm: int | None, tpm: int | None) -> RateGate | None:
+    """The gate of ``endpoint`` on the running loop: the process's gate (``use_gate``) if one
+    is installed, else a shared ``PacedGate`` when a limit is set, else None."""
+    if _PROCESS_GATE:
+        return _PROCESS_GATE[0]
+    if rpm is None and tpm is None:
+        return None
+    per_loop = _GATES.setdefault(asyncio.get_running_loop(), {})
+    gate = per_loop.get(endpoint)
+    if gate is None:
+        gate = per_loop[endpoint] = PacedGate(rpm, tpm)
+    return gate

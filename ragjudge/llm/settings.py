@@ -39,7 +39,16 @@ _ENV: dict[str, tuple[str, ...]] = {
     "adaptive": ("RAGJUDGE_ADAPTIVE_CONCURRENCY",),
     "backoff_initial": ("RAGJUDGE_BACKOFF",),
     "backoff_max": ("RAGJUDGE_BACKOFF_MAX",),
+    "rpm": ("RAGJUDGE_RPM",),
+    "tpm": ("RAGJUDGE_TPM",),
 }
+
+
+def endpoint_env() -> dict[str, str]:
+    """The set variables that configure the LLM layer (``RAGJUDGE_*``/``OPENAI_*`` above, the
+    key among them): what a worker process needs to reach the same endpoint the same way.
+    Holds the secret: hand it to a process directly, never print or store it."""
+    return {n: os.environ[n] for names in _ENV.values() for n in names if os.environ.get(n)}
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@")
@@ -82,6 +91,11 @@ class LLMSettings(BaseModel):
     """Longest ``Retry-After`` honoured; longer waits are capped to this."""
     context_window: int | None = None
     """Tokens the model accepts; when set, over-long prompts fail before anything is sent."""
+    rpm: int | None = Field(None, ge=1)
+    """Requests per minute the endpoint allows; requests are paced to stay within it (one
+    pace per endpoint per process, or per cluster on the Ray executor). None: no pacing."""
+    tpm: int | None = Field(None, ge=1)
+    """Tokens per minute (prompt estimate + ``max_tokens`` per request), paced likewise."""
     structured_mode: StructuredMode = "auto"
     """``auto`` tries json_schema, then json_object, then prompt-only (remembered per endpoint)."""
 

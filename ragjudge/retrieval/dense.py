@@ -45,6 +45,8 @@ class DenseRetriever:
 
     def __init__(self, *, encoder: Encoder | str | None = None, cache: bool = True) -> None:
         self.encoder: Any = resolve_encoder(encoder)
+        self.encoder_spec: Encoder | str = "plain" if encoder is None else encoder
+        """What ``resolve_encoder`` built the encoder from (another process builds its own)."""
         self.name = f"dense({self.encoder.name})"
         self.cache = VectorCache(self.encoder.name) if cache else None
         self._ids: list[str] = []

@@ -5,8 +5,8 @@ Two parts of a config play different roles:
 - the **definition** (dataset, retriever, rerankers, generator, judges, ks, seed) fixes what a
   run computes; its hash (``definition_hash``) identifies the run, and a resume refuses a
   config whose definition changed, naming each changed key;
-- the **execution and analysis** settings (concurrency, budget, objective) may change between
-  a crash and its resume: they change how fast or how far a run goes, or how its results are
+- the **execution and analysis** settings (concurrency, budget, executor, objective) may change
+  between a crash and its resume: they change how fast or how far a run goes, or how its results are
   read, never what a stored row means.
 
 Example::
@@ -20,6 +20,7 @@ Example::
     ks: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     concurrency: 8
     budget: {max_calls: 5000, max_cost_usd: 2.0}
+    executor: {kind: inprocess}   # or {kind: ray, address: auto, num_workers: 8}
     objective: {weights: {faithfulness: 1, completeness: 1}, penalty: {per: context_tokens,
                 weight: 0.01}}
     seed: 0
@@ -203,6 +204,20 @@ class ObjectiveConfig(_Strict):
         return v
 
 
+class ExecutorConfig(_Strict):
+    """Where the run's stages execute. ``inprocess`` (default): this process. ``ray``: Ray
+    workers (the ``ragjudge[ray]`` extra; ``ragjudge.distributed``), the driver (this process)
+    still planning and writing the run store. Not part of the run's definition: a run started
+    on one executor resumes on the other."""
+
+    kind: Literal["inprocess", "ray"] = "inprocess"
+    address: str | None = None
+    """Ray cluster to join: ``auto`` (the running cluster), ``ray://HOST:10001`` (Ray Client),
+    or None: a local Ray started by this process (on this machine's cores)."""
+    num_workers: int = Field(default=2, ge=1, le=4096)
+    """Worker actors, one CPU each (also the width of corpus encoding)."""
+
+
 class SweepConfig(_Strict):
     dataset: DatasetConfig
     retriever: RetrieverConfig = Field(default_factory=RetrieverConfig)
@@ -213,6 +228,7 @@ class SweepConfig(_Strict):
     """Strict integers: ``true`` (which YAML reads as a bool) or ``"3"`` are refused."""
     concurrency: int = Field(default=8, ge=1, le=1024)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
     seed: int = 0
 

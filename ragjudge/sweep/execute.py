@@ -10,6 +10,10 @@ Budget: before an LLM-backed call starts, ``Budget.admit`` checks that the calls
 already spent in this run (its stored ledger) plus a reservation for the calls in flight stay
 within the limits; otherwise no new call starts, the calls in flight finish, and
 ``BudgetExhausted`` ends the stage.
+
+``build_executor`` returns it, or the Ray executor, as the config's ``executor`` says; the Ray
+executor reuses this one's stages and replaces only where work runs (``_rank``, ``_answer``,
+``_run``).
 """
 
 from __future__ import annotations
@@ -19,15 +23,29 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
+from ragjudge.errors import ConfigError
 from ragjudge.protocols import Judge
-from ragjudge.schema import Answer, JudgeInput, JudgeResult, Ranking, TestSet, TokenUsage
+from ragjudge.schema import (
+    Answer,
+    JudgeInput,
+    JudgeResult,
+    Ranking,
+    TestCase,
+    TestSet,
+    TokenUsage,
+)
 from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
 from ragjudge.sweep.budget import Budget, BudgetExhausted
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.plan import AnswerPlan, JudgePlan, JudgeTask, prefix_rows
 from ragjudge.sweep.stages import StageFailedError, generation_failure, reranking_failure
+
+if TYPE_CHECKING:
+    from ragjudge.generate import AnswerKey
+    from ragjudge.protocols import Executor
 
 RETRIEVAL_METRICS = ("precision", "recall", "ndcg", "hit_rate", "mrr")
 """Retrieval metrics stored at every k (keys of ``evaluate_rankings`` as ``name@k``)."""
@@ -72,12 +90,10 @@ class InProcessExecutor:
         k_max = self.config.k_max
         self.progress(f"retrieving top {k_max} for {len(self.cases)} queries")
         t0 = time.perf_counter()
-        self.comp.retriever.index(self.testset.documents)
-        got = self.comp.retriever.retrieve({c.id: c.question for c in self.cases}, k_max)
+        got, failure = self._rank({c.id: c.question for c in self.cases}, k_max)
         rankings = {
             c.id: got.get(c.id, Ranking(query_id=c.id, docs=[])).top(k_max) for c in self.cases
         }
-        failure = reranking_failure(self.comp.retriever)
         if failure is not None:  # not stored: a resumed run re-ranks
             raise StageFailedError(failure)
         self.store.put_rankings(self.run_id, rankings.values())
@@ -91,6 +107,13 @@ class InProcessExecutor:
             )
         self.timings["retrieval"] += time.perf_counter() - t0
         return rankings
+
+    def _rank(self, queries: Mapping[str, str], k: int) -> tuple[dict[str, Ranking], str | None]:
+        """Index the corpus and rank ``queries`` at ``k``; also the message of a reranking
+        stage whose every call failed (``stages.reranking_failure``), else None."""
+        self.comp.retriever.index(self.testset.documents)
+        got = self.comp.retriever.retrieve(queries, k)
+        return got, reranking_failure(self.comp.retriever)
 
     def score_retrieval(self, rankings: Mapping[str, Ranking]) -> None:
         """Store the retrieval metrics of every case with relevance labels at every k."""
@@ -116,7 +139,7 @@ class InProcessExecutor:
     ) -> dict[tuple[str, int], Answer]:
         """Generate the planned answers k by k (a context list seen at a smaller k is answered
         once, stored without usage); return every usable answer by (case, k)."""
-        from ragjudge.generate import answer_key, generate_answers
+        from ragjudge.generate import answer_key
 
         have = dict(plan.have)
         for k, case_ids in plan.missing.items():
@@ -130,15 +153,7 @@ class InProcessExecutor:
                 chunk = missing[start : start + step]
                 if self.comp.llm is not None:
                     self.budget.check_batch(len(chunk))
-                got = await generate_answers(
-                    chunk,
-                    rankings,
-                    self.docs,
-                    [k],
-                    self.comp.generator,
-                    concurrency=self.config.concurrency,
-                    existing=existing,
-                )
+                got = await self._answer(chunk, rankings, k, existing)
                 # An answer reused from a smaller k is stored without usage (paid once).
                 got = [
                     a.model_copy(update={"usage": TokenUsage()}) if answer_key(a) in existing else a
@@ -152,6 +167,27 @@ class InProcessExecutor:
                     existing[answer_key(a)] = a
             self.timings[f"generate@{k}"] += time.perf_counter() - t0
         return have
+
+    async def _answer(
+        self,
+        cases: Sequence[TestCase],
+        rankings: Mapping[str, Ranking],
+        k: int,
+        existing: Mapping[AnswerKey, Answer],
+    ) -> list[Answer]:
+        """The answers of ``cases`` at ``k`` (one reused from ``existing`` when its context
+        list was answered before), as ``generate_answers`` gives them."""
+        from ragjudge.generate import generate_answers
+
+        return await generate_answers(
+            cases,
+            rankings,
+            self.docs,
+            [k],
+            self.comp.generator,
+            concurrency=self.config.concurrency,
+            existing=existing,
+        )
 
     def _check_generation(self, fresh: Sequence[Answer]) -> None:
         """Stop before paying for more failing calls when no answer so far succeeded."""
@@ -218,6 +254,9 @@ class InProcessExecutor:
                 await asyncio.gather(*running, return_exceptions=True)
                 raise
 
+    def close(self) -> None:
+        """Nothing to release: everything ran in this process."""
+
     @contextmanager
     def _bar(self, label: str, total: int) -> Iterator[Callable[[], None]]:
         """A transient rich progress bar on stderr (when enabled), yielding ``advance()``."""
@@ -232,3 +271,31 @@ class InProcessExecutor:
         with bar:
             task = bar.add_task(label, total=total)
             yield lambda: bar.advance(task)
+
+
+def build_executor(
+    config: SweepConfig,
+    testset: TestSet,
+    store: RunStore,
+    run_id: str,
+    comp: Components,
+    progress: Progress,
+    show_bar: bool = False,
+    *,
+    recipe: SweepConfig | None,
+) -> Executor:
+    """The executor ``config.executor`` names: ``InProcessExecutor``, or the Ray one
+    (``ragjudge.distributed``, imported only then). ``recipe`` is the config the parts were
+    built from (None when they were passed as objects): Ray workers build their own parts from
+    it, so a Ray run needs one."""
+    if config.executor.kind == "inprocess":
+        return InProcessExecutor(config, testset, store, run_id, comp, progress, show_bar)
+    if recipe is None:
+        raise ConfigError(
+            "executor.kind: ray: every Ray worker builds the retriever, generator and judges "
+            "from the config, so they cannot be passed as objects; name them in the config "
+            "(a part of your own as module:object) or use the in-process executor"
+        )
+    from ragjudge.distributed.executor import RayExecutor  # a ConfigError without Ray
+
+    return RayExecutor(config, testset, store, run_id, comp, progress, show_bar, recipe=recipe)

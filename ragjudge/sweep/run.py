@@ -3,9 +3,10 @@ per k, judge per k, store all, and summarise.
 
 The parts, one job each: ``components`` (what runs), ``data`` (the test set), ``identity``
 (what a run is, which run resumes), ``plan`` (a pure plan of what is still missing: answers by
-(case, k), judge calls deduplicated, prefix judges once at k_max) and ``execute`` (an
-``Executor`` that carries the plan out and writes through the run store). Every stage skips
-what the store already holds, so a resumed run continues where it stopped and never writes a
+(case, k), judge calls deduplicated, prefix judges once at k_max) and ``execute`` (the
+``Executor`` the config's ``executor`` names, in process or on Ray, that carries the plan out
+and writes through the run store). Every stage skips what the store already holds, so a
+resumed run continues where it stopped and never writes a
 row twice. A budget stop ends the run as ``stopped_budget`` (resumable, e.g. with a larger
 budget); a stage whose every LLM call failed ends it as ``failed`` (``stages``).
 """
@@ -30,7 +31,7 @@ from ragjudge.sweep.budget import BudgetExhausted
 from ragjudge.sweep.components import Components, build_components
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.data import check_ks, load_dataset
-from ragjudge.sweep.execute import InProcessExecutor, Progress
+from ragjudge.sweep.execute import Progress, build_executor
 from ragjudge.sweep.identity import fresh_manifest, run_definition, select_run
 from ragjudge.sweep.plan import plan_answers, plan_judging
 from ragjudge.sweep.stages import StageFailedError, judging_failure
@@ -193,6 +194,7 @@ async def arun_sweep(
     testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
     check_ks(config, testset)
     definition = run_definition(config, comp)  # the config as given, before the names below
+    recipe = config if components is None else None  # what a Ray worker builds its parts from
     config = _judges_that_run(config, comp)
     manifest, resumed = select_run(
         store, fresh_manifest(definition, config, comp, testset, tags), resume=resume, new=new
@@ -206,8 +208,13 @@ async def arun_sweep(
         if comp.llm is not None:
             comp.llm.ledger.subscribe(_ledger_sink(store, run_id))
             comp.llm.ledger.subscribe(_answered_counter(answered))
-        executor = InProcessExecutor(config, testset, store, run_id, comp, say, progress_bar)
-        status = await _execute_to_status(executor, store, run_id, config, testset, comp, say)
+        executor = build_executor(
+            config, testset, store, run_id, comp, say, progress_bar, recipe=recipe
+        )
+        try:
+            status = await _execute_to_status(executor, store, run_id, config, testset, comp, say)
+        finally:
+            executor.close()
         store.set_status(run_id, status, finished=status == "finished")
     return SweepOutcome(
         run_id=run_id,

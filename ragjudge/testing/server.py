@@ -7,7 +7,10 @@ through the tool), ``POST /v1/embeddings`` (deterministic hashed bag-of-words ve
 
 Answers come from the scripted responders of ``ragjudge.testing.responders`` (every module
 ``ragjudge.testing.responders_*`` is imported at start), chosen by the ``X-Ragjudge-Template``
-header or by content. A request no responder accepts gets a 400 naming its template (or, with
+header or by content. With ``rpm`` set, the server keeps that rate like a provider does (a
+token bucket holding one second's share, ``rpm / 60``, refilled continuously): a chat request
+that finds it empty gets a 429 with ``Retry-After`` and counts in ``stats()["over_rpm"]``.
+A request no responder accepts gets a 400 naming its template (or, with
 ``unknown="generic"``, the generic responder). A follow-up turn (the client's repair call) is
 answered as the original question (``original_request``). Each choice's responder sees the body with
 ``_ragjudge_choice`` set to the choice index. Faults come from a ``FaultPlan``.
@@ -109,6 +112,7 @@ class FakeLLMServer:
         omit_usage: bool = False,
         context_window: int | None = None,
         unknown: Literal["error", "generic"] = "error",
+        rpm: int | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -124,6 +128,9 @@ class FakeLLMServer:
         self.omit_usage = omit_usage
         self.context_window = context_window
         self.unknown = unknown
+        self.rpm = rpm
+        """Chat requests per minute served; those over it get a 429 (None: no limit)."""
+        self._bucket = (max(1.0, (rpm or 60) / 60), time.monotonic())
         self.responder_modules = load_responders()
         self._lock = threading.Lock()
         self.requests: list[dict[str, Any]] = []
@@ -278,6 +285,7 @@ class FakeLLMServer:
             "by_template": dict(Counter(r["template"] or "" for r in chat)),
             "by_status": dict(Counter(str(r["status"]) for r in reqs)),
             "faults": dict(Counter(r["fault"] for r in chat if r["fault"])),
+            "over_rpm": sum(r["fault"] == "over_rpm" for r in chat),
             "prompt_tokens": sum(r.get("prompt_tokens", 0) for r in chat),
             "completion_tokens": sum(r.get("completion_tokens", 0) for r in chat),
             "max_in_flight": peak,
@@ -361,6 +369,15 @@ class FakeLLMServer:
         if fmt == "json_object" and self.reject_json_object:
             return _error(400, "response_format type 'json_object' is not supported by this model")
 
+        if not self._within_rpm():
+            record["fault"] = "over_rpm"
+            wait = 60.0 / (self.rpm or 60)
+            return _error(
+                429,
+                "Rate limit reached for requests per minute (fake server rpm).",
+                "rate_limit_error",
+                **{"Retry-After": f"{wait:g}", "retry-after-ms": str(int(wait * 1000))},
+            )
         fault = plan.decide(index) if plan is not None else None
         record["fault"] = fault
         if self.latency > 0:
@@ -440,6 +457,19 @@ class FakeLLMServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             }
         return web.json_response(payload)
+
+    def _within_rpm(self) -> bool:
+        """Take one request from the rate bucket (True), or find it empty (False)."""
+        if self.rpm is None:
+            return True
+        per_s = self.rpm / 60
+        with self._lock:
+            level, last = self._bucket
+            now = time.monotonic()
+            level = min(max(1.0, per_s), level + (now - last) * per_s)
+            ok = level >= 1.0
+            self._bucket = (level - 1.0 if ok else level, now)
+        return ok
 
     @staticmethod
     def _choice(

@@ -1,0 +1,48 @@
+"""The ``--executor``, ``--ray-address`` and ``--workers`` options that ``sweep``, ``judge``
+and ``retrieval`` share (``ragjudge.sweep.config.ExecutorConfig``; ``docs/scale.md``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from ragjudge.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragjudge.sweep.config import ExecutorConfig
+
+EXECUTOR = typer.Option(
+    None,
+    "--executor",
+    help="inprocess (default) | ray: run the batch stages on Ray workers (ragjudge[ray]).",
+)
+ADDRESS = typer.Option(
+    None,
+    "--ray-address",
+    help="Ray cluster to join: auto | ray://HOST:10001 (default: a local Ray on this machine).",
+)
+WORKERS = typer.Option(None, "--workers", min=1, help="Ray worker actors (default 2).")
+
+
+def executor_config(
+    kind: str | None,
+    address: str | None,
+    workers: int | None,
+    base: ExecutorConfig | None = None,
+) -> ExecutorConfig:
+    """``base`` (default: in process) with the options given on the command line."""
+    from pydantic import ValidationError
+
+    from ragjudge.sweep.config import ExecutorConfig
+
+    given = {"kind": kind, "address": address, "num_workers": workers}
+    values = (base or ExecutorConfig()).model_dump()
+    values.update({k: v for k, v in given.items() if v is not None})
+    try:
+        chosen = ExecutorConfig.model_validate(values)
+    except ValidationError as exc:
+        raise ConfigError(f"--executor {kind}: {exc.errors()[0]['msg']}") from None
+    if chosen.kind == "inprocess" and (address is not None or workers is not None):
+        raise ConfigError("--ray-address and --workers need --executor ray")
+    return chosen

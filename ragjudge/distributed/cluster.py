@@ -1,0 +1,232 @@
+"""Joining a Ray cluster, the pool of worker actors, and the actors every worker shares.
+
+``connect(address, num_workers)``: join ``address`` (``auto``: the running cluster;
+``ray://HOST:10001``: Ray Client), or start a local Ray on this machine when it is None. A
+process that already called ``ray.init`` keeps its session.
+
+``WorkerPool`` runs batches on ``num_workers`` worker actors (``workers.Worker``, one CPU each),
+at most two batches in flight per worker, and yields each result as it arrives. A worker that
+dies is restarted by Ray (its constructor arguments are kept alive by the pool) and the batch
+it was running is retried there: batches are pure (they return rows, the driver stores them
+by key), so a retry costs time, never a duplicate row, and its LLM calls hit the shared cache.
+
+``GateActor`` holds the endpoint's ``PacedGate`` for the whole cluster: every worker's client
+asks it before each request (``ClusterGate``), so N workers together keep the configured
+``rpm`` / ``tpm``, and a 429 seen by one worker pauses all of them. ``CacheActor`` serves the
+driver's SQLite ``LLMCache`` to every worker (``ClusterCache``): a call cached by any executor,
+on any worker, is never paid again.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+import uuid
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, cast  # cast: mypy sees a @ray.remote class as the plain class
+
+from ragjudge.distributed import require_ray
+from ragjudge.errors import RagjudgeError
+from ragjudge.llm.cache import CachedCall, LLMCache
+from ragjudge.llm.limiter import PacedGate, wait_for_slot
+from ragjudge.llm.settings import LLMSettings, endpoint_env
+
+ray = require_ray()
+
+IN_FLIGHT_PER_WORKER = 2
+
+
+class WorkerDiedError(RagjudgeError):
+    """A worker actor died and Ray could not restart it; the message names the cause."""
+
+
+def connect(address: str | None, num_workers: int) -> None:
+    """Join the cluster at ``address``, or start a local Ray with at least ``num_workers``
+    CPUs when it is None; quiet (warnings only), no dashboard."""
+    if ray.is_initialized():
+        return
+    logging.getLogger("ray").setLevel(logging.WARNING)
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if address is None:
+        options |= {"num_cpus": max(os.cpu_count() or 1, num_workers), "include_dashboard": False}
+    ray.init(address=address, **options)
+    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    ctx = ray.data.DataContext.get_current()
+    ctx.enable_progress_bars = False
+    ctx.print_on_execution_start = False
+
+
+@ray.remote(num_cpus=0)
+class GateActor:
+    """The cluster's ``PacedGate`` (one per endpoint and run)."""
+
+    def __init__(self, rpm: int | None, tpm: int | None) -> None:
+        self.gate = PacedGate(rpm, tpm, clock=time.time)
+
+    def reserve(self, tokens: int) -> tuple[float, float]:
+        """The slot's wall-clock start, and the seconds it takes up."""
+        return self.gate.reserve(tokens), self.gate.length(tokens)
+
+    def hold(self, seconds: float) -> None:
+        self.gate.hold(seconds)
+
+
+class ClusterGate:
+    """A ``RateGate`` that asks the cluster's ``GateActor`` (slots in wall-clock time: the
+    nodes' clocks are assumed synchronised, as NTP keeps them, to well under a slot)."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    async def wait(self, tokens: int) -> None:
+        async def reserve() -> tuple[float, float]:
+            start, length = await self.actor.reserve.remote(tokens)
+            return float(start), float(length)
+
+        await wait_for_slot(reserve, time.time)
+
+    async def pause(self, seconds: float) -> None:
+        await self.actor.hold.remote(seconds)
+
+
+@ray.remote(num_cpus=0)
+class CacheActor:
+    """The driver's ``LLMCache`` file, served to the workers (runs on the driver's node)."""
+
+    def __init__(self, path: str) -> None:
+        self.cache = LLMCache(path)
+
+    def get(self, key: str) -> CachedCall | None:
+        return self.cache.get(key)
+
+    def put(self, key: str, model: str, prompt: str, call: CachedCall) -> None:
+        self.cache.put(key, model=model, prompt=prompt, call=call)
+
+
+class ClusterCache:
+    """A ``CallCache`` backed by the driver's cache through ``CacheActor``."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+
+    def get(self, key: str) -> CachedCall | None:
+        hit: CachedCall | None = ray.get(self.actor.get.remote(key))
+        return hit
+
+    def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
+        ray.get(self.actor.put.remote(key, model, prompt, call))
+
+
+def _on_this_node() -> Any:
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    return NodeAffinitySchedulingStrategy(ray.get_runtime_context().get_node_id(), soft=False)
+
+
+def shared_llm(num_workers: int, uses_llm: bool) -> tuple[dict[str, str], Any, Any]:
+    """What the workers need to call the endpoint together: the LLM variables (each worker's
+    share of ``max_concurrency``), the cluster's gate (None without ``rpm``/``tpm``) and the
+    driver's cache. ``({}, None, None)`` when nothing calls an LLM."""
+    if not uses_llm:
+        return {}, None, None
+    settings = LLMSettings.from_env()
+    env = endpoint_env()
+    env["RAGJUDGE_MAX_CONCURRENCY"] = str(math.ceil(settings.max_concurrency / num_workers))
+    gate = None
+    if settings.rpm is not None or settings.tpm is not None:
+        gate = ClusterGate(cast(Any, GateActor).remote(settings.rpm, settings.tpm))
+    cache_path = str(LLMCache().path)
+    actor = cast(Any, CacheActor).options(scheduling_strategy=_on_this_node())
+    cache = ClusterCache(actor.remote(cache_path))
+    return env, gate, cache
+
+
+class WorkerPool:
+    """``num_workers`` worker actors, each building its parts once with ``build()`` (a
+    picklable factory of ``workers.Parts``) and holding ``documents`` for retrieval and
+    generation; ``concurrency`` items in flight across the pool (split over the workers).
+    Workers get the driver's LLM variables and, unless one is set, its ``RAGJUDGE_HOME``
+    (on the driver's machine they then share its embedding caches)."""
+
+    def __init__(
+        self,
+        build: Callable[[], Any],
+        num_workers: int,
+        *,
+        uses_llm: bool,
+        concurrency: int,
+        documents: Sequence[Any] = (),
+    ) -> None:
+        from ragjudge.distributed.workers import Worker
+        from ragjudge.home import home
+
+        env, gate, cache = shared_llm(num_workers, uses_llm)
+        env.setdefault("RAGJUDGE_HOME", str(home().resolve()))
+        self.num_workers = num_workers
+        self.name = f"ragjudge-worker-{uuid.uuid4().hex[:8]}"
+        # Kept referenced for the pool's life: a restarted worker is built from them again.
+        self._args = [ray.put(build), ray.put(list(documents))]
+        per_worker = math.ceil(concurrency / num_workers)
+        self.actors = [
+            cast(Any, Worker)
+            .options(name=f"{self.name}-{i}")
+            .remote(self._args[0], env, gate, cache, self._args[1], per_worker)
+            for i in range(num_workers)
+        ]
+        self._support = (gate, cache)
+
+    def run(
+        self,
+        method: str,
+        batches: Sequence[tuple[Any, ...]],
+        before: Callable[[int], None] | None = None,
+    ) -> Iterator[tuple[int, Any]]:
+        """``(index, result)`` of ``worker.method(*batch)`` for each batch, as each finishes.
+        ``before(i)`` runs before batch ``i`` is sent; if it raises, nothing more is sent, the
+        batches in flight are still yielded, then the exception is re-raised."""
+        todo = deque(range(len(batches)))
+        slots = deque(a for a in self.actors for _ in range(IN_FLIGHT_PER_WORKER))
+        pending: dict[Any, tuple[int, Any]] = {}
+        stop: BaseException | None = None
+        while pending or (todo and stop is None):
+            while todo and slots and stop is None:
+                i = todo[0]
+                try:
+                    if before is not None:
+                        before(i)
+                except Exception as exc:
+                    stop = exc
+                    break
+                todo.popleft()
+                actor = slots.popleft()
+                pending[getattr(actor, method).remote(*batches[i])] = (i, actor)
+            if not pending:
+                break
+            done, _ = ray.wait(list(pending), num_returns=1)
+            i, actor = pending.pop(done[0])
+            slots.append(actor)
+            try:
+                result = ray.get(done[0])
+            except ray.exceptions.RayActorError as exc:
+                raise WorkerDiedError(f"a Ray worker died and was not restarted: {exc}") from None
+            yield i, result
+        if stop is not None:
+            raise stop
+
+    def close(self) -> None:
+        """End the workers and the actors they shared."""
+        shared = [s.actor for s in self._support if s is not None]
+        for actor in [*self.actors, *shared]:
+            ray.kill(actor)
+        self.actors = []
+
+
+def batches_of(items: Sequence[Any], num_workers: int, largest: int = 64) -> list[list[Any]]:
+    """``items`` cut into batches: about four per worker, at most ``largest`` items each."""
+    if not items:
+        return []
+    size = max(1, min(largest, math.ceil(len(items) / (num_workers * 4))))
+    return [list(items[i : i + size]) for i in range(0, len(items), size)]

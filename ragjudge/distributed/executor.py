@@ -1,0 +1,127 @@
+"""``RayExecutor``: a sweep's plan carried out on Ray workers (``ragjudge.protocols.Executor``).
+
+The driver (this process) plans, dispatches batches and writes the run store, exactly as the
+in-process executor does; only the work moves:
+
+- retrieval: the corpus of every dense stage is encoded by a Ray Data pipeline into the
+  content-hash vector cache (``encode``), then the queries are ranked in batches on the
+  workers (each indexes the corpus once, reading the driver's vectors);
+- generation: each slice of answers at one k in batches of cases;
+- judging: the planned calls of each judge in batches of items.
+
+A batch returns rows; the driver stores a batch's rows in one transaction, by their keys, and
+charges the budget with their usage. A worker killed mid-batch is restarted by Ray and the
+batch is run again: nothing was stored for it, so nothing is duplicated, and the LLM calls it
+had already made come from the driver's cache (``cluster.CacheActor``). A driver killed with
+``kill -9`` resumes from the store like any run. The budget is checked before each batch is
+sent (the items in flight reserved), so a run stops cleanly between batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from ragjudge.distributed.cluster import WorkerPool, batches_of, connect
+from ragjudge.distributed.jobs import encode_stages, rank_on_ray
+from ragjudge.distributed.workers import sweep_parts
+from ragjudge.generate import AnswerKey
+from ragjudge.protocols import Judge
+from ragjudge.schema import Answer, JudgeResult, Ranking, TestCase
+from ragjudge.store.sqlite import StoredJudgeResult
+from ragjudge.sweep.config import SweepConfig
+from ragjudge.sweep.execute import InProcessExecutor
+from ragjudge.sweep.plan import JudgeTask
+
+
+class RayExecutor(InProcessExecutor):
+    """Runs the sweep's stages on ``config.executor.num_workers`` Ray workers, each building
+    its parts from ``recipe``; stores under ``run_id`` from this process."""
+
+    def __init__(self, *args: Any, recipe: SweepConfig, **kwargs: Any) -> None:
+        """``InProcessExecutor``'s arguments, and the config the workers build from."""
+        super().__init__(*args, **kwargs)
+        ex = self.config.executor
+        connect(ex.address, ex.num_workers)
+        self.workers = ex.num_workers
+        self.recipe = recipe
+        self._pool: WorkerPool | None = None
+
+    @property
+    def pool(self) -> WorkerPool:
+        """The workers, started on first use (after corpus encoding, which needs the CPUs)."""
+        if self._pool is None:
+            self._pool = WorkerPool(
+                partial(sweep_parts, self.recipe),
+                self.workers,
+                uses_llm=self.comp.llm is not None,
+                concurrency=self.config.concurrency,
+                documents=self.testset.documents,
+            )
+        return self._pool
+
+    def close(self) -> None:
+        """End the workers."""
+        if self._pool is not None:
+            self._pool.close()
+
+    def _record(self, entries: Sequence[Any]) -> None:
+        """Record the workers' ledger entries in the run's ledger (its sinks store them)."""
+        if self.comp.llm is not None:
+            for entry in entries:
+                self.comp.llm.ledger.record(entry)
+
+    def _rank(self, queries: Mapping[str, str], k: int) -> tuple[dict[str, Ranking], str | None]:
+        """Encode the corpus of each dense stage on Ray Data, then rank ``queries`` in batches
+        on the workers."""
+        docs = self.testset.documents
+        vectors = encode_stages(self.comp.retriever, docs, self.workers, self.progress)
+        return rank_on_ray(self.pool, vectors, queries, k)
+
+    async def _answer(
+        self,
+        cases: Sequence[TestCase],
+        rankings: Mapping[str, Ranking],
+        k: int,
+        existing: Mapping[AnswerKey, Answer],
+    ) -> list[Answer]:
+        """The answers of ``cases`` at ``k``, in batches of cases on the workers (in order)."""
+        batches = batches_of(cases, self.workers)
+        args = []
+        for batch in batches:
+            ids = {c.id for c in batch}
+            mine = {key: a for key, a in existing.items() if key[0] in ids}
+            args.append((batch, {i: rankings[i] for i in ids if i in rankings}, k, mine))
+        out: list[list[Answer]] = [[] for _ in batches]
+        for i, (answers, entries) in self.pool.run("generate", args):
+            self._record(entries)
+            out[i] = answers
+        return [a for part in out for a in part]
+
+    async def _run(
+        self,
+        judge: Judge,
+        tasks: Sequence[JudgeTask],
+        rows: Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]],
+    ) -> None:
+        """Judge the tasks in batches on the workers, storing each batch's rows as it returns;
+        with an LLM, a batch is sent only if it fits the budget beside the batches in flight."""
+        batches = batches_of(tasks, self.workers)
+        in_flight: dict[int, int] = {}
+
+        def admit(i: int) -> None:
+            if self.comp.llm is not None:
+                self.budget.check_batch(sum(in_flight.values()) + len(batches[i]))
+            in_flight[i] = len(batches[i])
+
+        args = [(judge.name, [t.item for t in batch]) for batch in batches]
+        with self._bar(judge.name, len(tasks)) as advance:
+            for i, (results, entries) in self.pool.run("judge", args, admit):
+                del in_flight[i]
+                self._record(entries)
+                pairs = zip(batches[i], results, strict=True)
+                self.store.put_judge_results(self.run_id, [r for t, x in pairs for r in rows(t, x)])
+                self.budget.spent_on(res.usage for res in results)
+                for _ in results:
+                    advance()

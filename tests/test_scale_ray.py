@@ -1,0 +1,219 @@
+"""The Ray executor (``ragjudge.distributed``): same rows as in process, a killed worker loses
+and duplicates nothing, one request rate for the whole cluster, and the core package without
+Ray. One local Ray (``ray.init(num_cpus=2)``) serves every test here; the tests that need Ray
+skip only when it is not installed (``make test`` installs the ``ray`` extra)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ragjudge.llm.limiter import PacedGate
+from ragjudge.resources import bundled_dataset
+from ragjudge.store import RunStore
+from ragjudge.sweep.config import SweepConfig
+from ragjudge.sweep.run import run_sweep
+
+DEMO = {
+    "dataset": {"path": str(bundled_dataset("demo")), "limit": 6},
+    "retriever": {"kind": "hybrid"},
+    "generator": {"kind": "extractive"},
+    "judges": {
+        "names": [
+            "faithfulness",
+            "answer_relevancy",
+            "completeness",
+            "context_recall",
+            "context_precision",
+        ],
+        "backend": "offline",
+    },
+    "ks": [1, 2, 3],
+    "concurrency": 4,
+}
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[object]:
+    ray = pytest.importorskip("ray", reason="the ray extra is not installed")
+    import logging
+
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
+    yield ray
+    ray.shutdown()
+
+
+def rows(store: RunStore, run_id: str) -> dict[str, list[object]]:
+    """Everything a run stored, comparable across runs."""
+    return {
+        "rankings": sorted(r.model_dump_json() for r in store.rankings(run_id).values()),
+        "metrics": sorted(store.retrieval_metrics(run_id)),
+        "answers": sorted(a.model_dump_json() for a in store.answers(run_id)),
+        "judged": sorted(
+            (r.judge, r.case_id, r.k, r.result.model_dump_json())
+            for r in store.judge_results(run_id)
+        ),
+    }
+
+
+@pytest.fixture(scope="module")
+def in_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
+    """The stored rows of the small demo sweep run in process (its own home)."""
+    home = tmp_path_factory.mktemp("inprocess_home")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAGJUDGE_HOME", str(home))
+        store = RunStore(home / "runs.sqlite")
+        out = run_sweep(SweepConfig.model_validate(DEMO), store=store)
+        assert out.status == "finished"
+        return rows(store, out.run_id)
+
+
+def ray_config(**executor: object) -> SweepConfig:
+    return SweepConfig.model_validate(DEMO | {"executor": {"kind": "ray", **executor}})
+
+
+def test_ray_sweep_stores_the_in_process_rows_and_shares_the_caches(
+    ray_session: object, in_process: dict[str, list[object]], tmp_path: Path
+) -> None:
+    from ragjudge.io import load_testset
+    from ragjudge.retrieval.dense import DenseRetriever
+
+    store = RunStore(tmp_path / "runs.sqlite")
+    out = run_sweep(ray_config(num_workers=2), store=store)
+    assert out.status == "finished"
+    got = rows(store, out.run_id)
+    assert got == in_process  # row for row
+    assert len(got["judged"]) == 5 * 6 * 3
+    # The corpus the Ray workers encoded is in this home's cache: in process, nothing to encode.
+    dense = DenseRetriever()
+    dense.index(load_testset(bundled_dataset("demo")).documents)
+    assert dense.encoded == 0 and len(dense._ids) > 0
+
+
+def test_a_killed_worker_loses_and_duplicates_nothing(
+    ray_session: object, in_process: dict[str, list[object]], tmp_path: Path
+) -> None:
+    ray = ray_session
+    store = RunStore(tmp_path / "runs.sqlite")
+    result: dict[str, object] = {}
+
+    def sweep() -> None:
+        result["outcome"] = run_sweep(ray_config(num_workers=2), store=store)
+
+    thread = threading.Thread(target=sweep)
+    thread.start()
+    killed_at = None
+    deadline = time.monotonic() + 120
+    while killed_at is None and thread.is_alive() and time.monotonic() < deadline:
+        judged = sum(store.counts(r.run_id)["judge_results"] for r in store.list_runs())
+        workers = [n for n in ray.util.list_named_actors() if n.startswith("ragjudge-worker")]
+        if judged > 0 and workers:
+            ray.kill(ray.get_actor(workers[0]), no_restart=False)  # restarted by Ray
+            killed_at = judged
+        time.sleep(0.05)
+    thread.join(timeout=180)
+    outcome = result["outcome"]
+    assert killed_at is not None and killed_at < 5 * 6 * 3  # killed while judging
+    assert outcome.status == "finished"
+    assert rows(store, outcome.run_id) == in_process  # nothing lost, nothing twice
+
+
+def test_two_workers_keep_one_request_rate(
+    ray_session: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ragjudge.distributed.jobs import judge_on_ray
+    from ragjudge.judges.items import read_items
+    from ragjudge.testing.server import FakeLLMServer
+
+    rpm, n = 600, 50  # 10 requests a second
+    src = tmp_path / "in.jsonl"
+    row = {"question": "When was Aster Labs founded?", "contexts": ["Founded in 1990."]}
+    lines = [json.dumps(row | {"id": f"r{i}", "answer": f"In {1900 + i}."}) for i in range(n)]
+    src.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    _, items = read_items(src)
+    with FakeLLMServer(rpm=rpm) as srv:
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+        monkeypatch.setenv("RAGJUDGE_MODEL", "fake-model")
+        monkeypatch.setenv("RAGJUDGE_RPM", str(rpm))
+        results = judge_on_ray(
+            ["answer_relevancy"], "llm", [], items, address=None, num_workers=2, concurrency=16
+        )
+        stamps = sorted(r["t"] for r in srv.chat_requests())
+        stats = srv.stats()
+    assert [r.status.value for r in results["answer_relevancy"]] == ["ok"] * n
+    assert stats["over_rpm"] == 0 and len(stamps) >= n
+    # Even slots, no burst: a second holds its share, give or take a request whose connection
+    # was slow to open (the server's bucket, one second deep, refused none).
+    per_second = max(sum(t <= s < t + 1 for s in stamps) for t in stamps)
+    assert per_second <= rpm / 60 + 2
+    achieved = (len(stamps) - 1) / (stamps[-1] - stamps[0]) * 60
+    assert 0.8 * rpm <= achieved <= 1.02 * rpm  # 2 workers, one limit (not twice it)
+
+
+async def test_paced_gate_spaces_requests_and_tokens_and_pauses() -> None:
+    now = [100.0]
+    gate = PacedGate(rpm=60, tpm=600, clock=lambda: now[0])
+    assert gate.reserve(5) == 100.0  # the first goes at once
+    assert gate.reserve(5) == 101.0  # one a second
+    assert gate.reserve(20) == 102.0  # 20 tokens then hold the token budget for 2 s
+    assert gate.reserve(1) == 104.0
+    gate.hold(10.0)  # a 429 said: nothing for 10 s
+    assert gate.reserve(1) == 110.0
+    # On the real clock: 5 waits at 1,200 rpm take 4 spacings of 50 ms, no burst.
+    real = PacedGate(rpm=1200, tpm=None)
+    t0 = time.monotonic()
+    for _ in range(5):
+        await real.wait(10)
+    assert 0.19 <= time.monotonic() - t0 < 0.5
+
+
+def run_without_ray(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a Python where ``import ray`` fails, as without the extra."""
+    prelude = "import sys; sys.modules['ray'] = None\n"
+    return subprocess.run(
+        [sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_the_core_package_imports_and_runs_without_ray(tmp_path: Path) -> None:
+    code = """
+import importlib, pkgutil, ragjudge
+skip = ("ragjudge.distributed.", "ragjudge.__main__", "ragjudge.testing.pytest_plugin")
+for m in pkgutil.walk_packages(ragjudge.__path__, "ragjudge."):
+    if not m.name.startswith(skip):
+        importlib.import_module(m.name)
+from ragjudge.cli import main
+sys.argv = ["ragjudge", "judge", "--input", sys.argv[1], "--backend", "offline",
+            "--judges", "faithfulness", "--executor", "ray"]
+main()
+"""
+    src = tmp_path / "in.jsonl"
+    src.write_text(json.dumps({"question": "Q?", "answer": "A.", "contexts": ["c"]}) + "\n")
+    res = run_without_ray(code.replace("sys.argv[1]", repr(str(src))))
+    assert res.returncode == 2, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "pip install 'ragjudge[ray]'" in lines[0], res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_executor_options_are_checked() -> None:
+    from ragjudge.cli.executor_opts import executor_config
+    from ragjudge.errors import ConfigError
+
+    assert executor_config("ray", "auto", 8).model_dump() == {
+        "kind": "ray",
+        "address": "auto",
+        "num_workers": 8,
+    }
+    with pytest.raises(ConfigError, match="--executor spark: Input should be 'inprocess' or 'ray'"):
+        executor_config("spark", None, None)
+    with pytest.raises(ConfigError, match="--workers need --executor ray"):
+        executor_config(None, None, 4)
