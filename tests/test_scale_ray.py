@@ -65,14 +65,22 @@ def rows(store: RunStore, run_id: str) -> dict[str, list[object]]:
 
 @pytest.fixture(scope="module")
 def in_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
-    """The stored rows of the small demo sweep run in process (its own home)."""
+    """The stored rows of the small demo sweep run in process (its own home), with one math
+    thread as a Ray worker has (float sums, and so a borderline verdict, follow the count)."""
+    import torch
+
     home = tmp_path_factory.mktemp("inprocess_home")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("RAGJUDGE_HOME", str(home))
-        store = RunStore(home / "runs.sqlite")
-        out = run_sweep(SweepConfig.model_validate(DEMO), store=store)
-        assert out.status == "finished"
-        return rows(store, out.run_id)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("RAGJUDGE_HOME", str(home))
+            store = RunStore(home / "runs.sqlite")
+            out = run_sweep(SweepConfig.model_validate(DEMO), store=store)
+    finally:
+        torch.set_num_threads(threads)
+    assert out.status == "finished"
+    return rows(store, out.run_id)
 
 
 def ray_config(**executor: object) -> SweepConfig:

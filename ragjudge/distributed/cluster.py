@@ -37,6 +37,8 @@ from ragjudge.llm.settings import LLMSettings, endpoint_env
 ray = require_ray()
 
 IN_FLIGHT_PER_WORKER = 2
+BATCH_MAX = 64
+"""Items per batch at most: a retried batch repeats little, the driver stores often."""
 
 
 class WorkerDiedError(RagjudgeError):
@@ -224,9 +226,9 @@ class WorkerPool:
         self.actors = []
 
 
-def batches_of(items: Sequence[Any], num_workers: int, largest: int = 64) -> list[list[Any]]:
-    """``items`` cut into batches: about four per worker, at most ``largest`` items each."""
+def batches_of(items: Sequence[Any], num_workers: int) -> list[list[Any]]:
+    """``items`` cut into batches: about four per worker, at most ``BATCH_MAX`` items each."""
     if not items:
         return []
-    size = max(1, min(largest, math.ceil(len(items) / (num_workers * 4))))
+    size = max(1, min(BATCH_MAX, math.ceil(len(items) / (num_workers * 4))))
     return [list(items[i : i + size]) for i in range(0, len(items), size)]

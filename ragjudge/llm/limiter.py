@@ -135,8 +135,9 @@ class RateGate(Protocol):
 class PacedGate:
     """Even pacing at ``rpm`` requests and ``tpm`` tokens per minute (either may be None).
 
-    A sender that wakes later than its slot by more than the slot's own length (its event
-    loop was busy) gives the slot up and asks again: late senders never go out together."""
+    A sender that wakes later than its slot by more than the slot's length or ``LATE`` (its
+    event loop was busy) gives the slot up and asks again: late senders never go out in a
+    burst larger than ``LATE`` seconds' worth."""
 
     def __init__(
         self, rpm: int | None, tpm: int | None, clock: Callable[[], float] = time.monotonic
@@ -175,17 +176,22 @@ class PacedGate:
         self.hold(seconds)
 
 
+LATE = 0.05
+"""Seconds a sender may wake after its slot and still use it (at least the slot's length): a
+busy event loop costs no slots, and at most ``LATE`` seconds' worth go out together."""
+
+
 async def wait_for_slot(
     reserve: Callable[[], Awaitable[tuple[float, float]]], clock: Callable[[], float]
 ) -> None:
     """Sleep until the slot ``reserve()`` grants (its start on ``clock``, its length in
-    seconds); ask again when woken later than the slot's end."""
+    seconds); ask again when woken later than ``max(length, LATE)`` after it."""
     while True:
         start, length = await reserve()
         delay = start - clock()
         if delay > 0:
             await asyncio.sleep(delay)
-        if clock() - start <= length:
+        if clock() - start <= max(length, LATE):
             return
 
 
