@@ -6,10 +6,14 @@ Items: the 60 demo questions (``datasets/demo``), each with its reference as the
 contexts (its judged-relevant documents first, then other documents of the corpus, in a fixed
 order). One item = all five judges on it.
 
-Measured in the same process:
-- ``offline, cold``: a fresh embedding cache, every sentence encoded once (the first run);
-- ``offline, warm``: the same items again with the cache filled (what a k-sweep or a rerun of
+Measured in the same process, with the encoder and the claim-support model loaded first:
+- ``offline, cold``: the default judges (``params/v3.json``: the claim-support model) with a
+  fresh embedding cache and an empty support-model cache, every text encoded once (the first
+  run);
+- ``offline, warm``: the same items again with the caches filled (what a k-sweep or a rerun of
   the other judges on the same item pays);
+- ``v2 judges, cold``: the previous judges (``params/v2.json``: support from embedding
+  features), a fresh embedding cache;
 - ``peer: content-word overlap``: the plain baseline (share of the answer's content words found
   in the contexts), the cheapest possible faithfulness signal;
 - ``encoder``: raw sentences/s of the bundled model on the same texts, the cost floor.
@@ -37,6 +41,8 @@ from ragjudge.judges.offline import (  # noqa: E402
 )
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.features import profile  # noqa: E402
+from ragjudge.judges.offline.params import PARAMS_DIR, Params, load_params  # noqa: E402
+from ragjudge.judges.offline.supportmodel import shared_model  # noqa: E402
 from ragjudge.resources import demo_dir  # noqa: E402
 from ragjudge.schema import JudgeInput  # noqa: E402
 from ragjudge.text import content_words  # noqa: E402
@@ -76,6 +82,20 @@ def overlap(item: JudgeInput) -> float:
     return len(words & pool) / len(words) if words else 0.0
 
 
+def five(params: Params, cache: EmbeddingCache) -> list:
+    """The five offline judges on ``params``, sharing ``cache``."""
+    return [
+        cls(params=params, cache=cache)
+        for cls in (
+            OfflineFaithfulnessJudge,
+            OfflineAnswerRelevancyJudge,
+            OfflineCompletenessJudge,
+            OfflineContextRecallJudge,
+            OfflineContextPrecisionJudge,
+        )
+    ]
+
+
 def judge_all(judges: list, items: list[JudgeInput]) -> float:
     async def go() -> None:
         for item in items:
@@ -98,21 +118,17 @@ def main() -> None:
 
     encoder = load_encoder()
     encoder.encode(["warm up the model"])
+    model = shared_model()
+    t = time.perf_counter()
+    model.logits([("warm up", "the support model")])
+    load = time.perf_counter() - t
     items = demo_items(args.k) * args.repeat
     cache = EmbeddingCache(encoder)
-    judges = [
-        cls(cache=cache)
-        for cls in (
-            OfflineFaithfulnessJudge,
-            OfflineAnswerRelevancyJudge,
-            OfflineCompletenessJudge,
-            OfflineContextRecallJudge,
-            OfflineContextPrecisionJudge,
-        )
-    ]
+    judges = five(load_params(), cache)
     cold = judge_all(judges, items)
     encoded = cache.encoded
     warm = judge_all(judges, items)
+    cold_v2 = judge_all(five(load_params(PARAMS_DIR / "v2.json"), EmbeddingCache(encoder)), items)
 
     t = time.perf_counter()
     for item in items:
@@ -128,6 +144,7 @@ def main() -> None:
     rows = [
         ("offline, cold (5 judges)", n / cold),
         ("offline, warm (5 judges)", n / warm),
+        ("v2 judges, cold (5 judges)", n / cold_v2),
         ("peer: content-word overlap", n / peer),
     ]
     print(
@@ -144,7 +161,8 @@ def main() -> None:
     )
     print(
         f"cold pass: {cold / n * 1000:.0f} ms/item of which encoding about "
-        f"{enc / len(texts) * encoded / n * 1000:.0f} ms"
+        f"{enc / len(texts) * encoded / n * 1000:.0f} ms; v2 judges cold / default cold: "
+        f"{cold_v2 / cold:.2f}x; support model load {load:.2f}s"
     )
 
 

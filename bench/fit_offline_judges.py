@@ -50,13 +50,14 @@ from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.features import profile, stems  # noqa: E402
 from ragjudge.judges.offline.fit import LabelRow, refit  # noqa: E402
 from ragjudge.judges.offline.params import (  # noqa: E402
-    DEFAULT_PARAMS,
+    PARAMS_DIR,
     PRIOR_PARAMS,
     Params,
     load_params,
 )
 from ragjudge.judges.offline.support import support_matrix  # noqa: E402
 from ragjudge.schema import JudgeInput, JudgeResult  # noqa: E402
+from ragjudge.text import split_sentences  # noqa: E402
 
 SEED = 0
 RESAMPLES = 2000
@@ -225,10 +226,6 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         res["wikieval_faithfulness_pairwise"] = pairwise(
             [score(r) for r in fp], [score(r) for r in fr]
         )
-        res["wikieval_faithfulness_pairwise_mean_support"] = pairwise(
-            [r.evidence.features.get("mean_support", 0.0) for r in fp],
-            [r.evidence.features.get("mean_support", 0.0) for r in fr],
-        )
         res["baseline_overlap_wikieval_faithfulness"] = pairwise(
             [overlap(p.preferred, [p.context or ""]) for p in ff],
             [overlap(p.rejected, [p.context or ""]) for p in ff],
@@ -259,13 +256,12 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         )
         # ExpertQA claim support
         sc = [c for c in L.support_claims(claims) if c.part == part]
-        model = params.models["support"]
         sup = np.array(
             [
                 float(
-                    support_matrix([c.claim], [profile(e) for e in c.evidence], model, cache)[
-                        0
-                    ].max()
+                    support_matrix(
+                        [c.claim], [profile(e) for e in c.evidence], params, cache
+                    ).matrix.max()
                 )
                 for c in sc
             ]
@@ -319,6 +315,13 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
             [1 - a.irrelevant for a in ans], [score(r) for r in hr]
         )
         res["haluquestqa_n"] = len(ans)
+        # SQuAD: a direct answer against another question's answer (pairwise, and its level)
+        sq = squad_pairs(root, part)
+        sd = run(rel, [JudgeInput(id=r[0], question=r[0], answer=r[1], contexts=[]) for r in sq])
+        so = run(rel, [JudgeInput(id=r[0], question=r[0], answer=r[2], contexts=[]) for r in sq])
+        res["squad_relevancy_pairwise"] = pairwise([score(r) for r in sd], [score(r) for r in so])
+        res["squad_relevancy_direct_mean"] = round(float(np.mean([score(r) for r in sd])), 3)
+        res["squad_relevancy_other_mean"] = round(float(np.mean([score(r) for r in so])), 3)
         out[part] = res
     # ExpertQA best-threshold accuracy: the threshold picked on dev, applied to both parts
     yd, sd = (np.asarray(v) for v in out["dev"].pop("_expertqa_support_scores"))
@@ -403,6 +406,56 @@ def haluquestqa_rows(answers: list[L.LongAnswer]) -> list[LabelRow]:
     ]
 
 
+SQUAD_HELD_OUT = ("Sky_(United_Kingdom)", "Victoria_(Australia)")
+"""SQuAD articles kept for measuring answer relevancy (the other three are fitted on)."""
+
+
+def squad_pairs(root: Path, part: str) -> list[tuple[str, ...]]:
+    """(question, direct answer, other answer, gold span, other span, near miss) per answerable
+    SQuAD question of ``part``: the direct answer is the sentence of its gold paragraph holding
+    its first gold answer (the span); the other answer is such a sentence of the question half
+    the article's list away (a fluent, on-topic text that answers another question); the near
+    miss is another sentence of the gold paragraph without the answer (on the question's topic,
+    not answering it). Questions without all three are skipped."""
+    docs = {
+        d["doc_id"]: d["text"]
+        for d in map(json.loads, (root / "squad_v2_dev_subset/corpus.jsonl").open())
+    }
+    by_article: dict[str, list[tuple[str, str, str, str]]] = {}
+    for q in map(json.loads, (root / "squad_v2_dev_subset/questions.jsonl").open()):
+        if q["is_impossible"]:
+            continue
+        article = q["gold_doc_id"].rsplit("_", 1)[0]
+        if (article in SQUAD_HELD_OUT) != (part == "held_out"):
+            continue
+        gold = q["answers"][0]
+        sentences = split_sentences(docs[q["gold_doc_id"]])
+        sentence = next((s for s in sentences if gold in s), None)
+        near = next((s for s in sentences if not any(a in s for a in q["answers"])), None)
+        if sentence and near:
+            by_article.setdefault(article, []).append((q["question"], sentence, gold, near))
+    out = []
+    for rows in by_article.values():
+        half = len(rows) // 2
+        for (question, sentence, gold, near), (_, other, other_gold, _) in zip(
+            rows, rows[half:] + rows[:half], strict=True
+        ):
+            if gold not in other and other != sentence and gold != other_gold:
+                out.append((question, sentence, other, gold, other_gold, near))
+    return out
+
+
+def squad_rows(root: Path) -> list[LabelRow]:
+    """Answer relevancy rows: the direct answer 1, the other question's answer 0 (as sentences
+    and as the bare gold spans: a one-phrase answer is as direct as a sentence), and the near
+    miss 0."""
+    return [
+        LabelRow("answer_relevancy", q, label, answer=a, group=f"squad:{q}")
+        for q, direct, other, span, other_span, near in squad_pairs(root, "dev")
+        for a, label in ((direct, 1), (other, 0), (span, 1), (other_span, 0), (near, 0))
+    ]
+
+
 def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
     pairs = [p for p in L.wikieval_pairs(root) if p.part == "dev"]
     claims = [c for c in L.expertqa_claims(root) if c.part == "dev"]
@@ -413,6 +466,7 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
         "expertqa": expertqa_rows(claims),
         "wikieval": wikieval_rows(pairs),
         "haluquestqa": haluquestqa_rows(answers),
+        "squad": squad_rows(root),
     }
     rows = balanced(sources)
     return refit(
@@ -420,7 +474,7 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
         version="v2",
         base=load_params(PRIOR_PARAMS),
         description="fitted by bench/fit_offline_judges.py on the dev parts of WikiEval, "
-        "ExpertQA (validation claims) and HaluQuestQA",
+        "ExpertQA (validation claims), HaluQuestQA and SQuAD (answer relevancy)",
         provenance={
             "script": "bench/fit_offline_judges.py",
             "split": f"sha256(set:question) mod 100 < {L.HELD_OUT_PERCENT} is held out",
@@ -433,9 +487,11 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="save the fit as params/v2.json")
+    ap.add_argument("--params", type=Path, help="with --eval-only: measure these parameters")
     ap.add_argument("--json", type=Path, help="write the figures as JSON here")
     ap.add_argument("--quick", action="store_true", help="a quarter of ExpertQA / HaluQuestQA")
     ap.add_argument("--eval-only", action="store_true", help="measure the bundled params")
+    ap.add_argument("--fit-only", action="store_true", help="fit (and --write), do not measure")
     args = ap.parse_args()
     root = shared_data()
     if not root.is_dir():
@@ -444,14 +500,16 @@ def main() -> None:
     cache = EmbeddingCache(enc, max_items=10_000_000)
     t0 = time.perf_counter()
     try:
-        params = load_params() if args.eval_only else fit(cache, root, args.quick)
+        params = load_params(args.params) if args.eval_only else fit(cache, root, args.quick)
         t_fit = time.perf_counter() - t0
         if not args.eval_only:
             for name, m in params.models.items():
                 print(f"fit {name:10s} {m.cv}")
             if args.write:
-                params.save(DEFAULT_PARAMS)
-                print(f"wrote {DEFAULT_PARAMS}")
+                params.save(PARAMS_DIR / "v2.json")
+                print(f"wrote {PARAMS_DIR / 'v2.json'}")
+            if args.fit_only:
+                return
         figures = evaluate(params, cache, root, args.quick)
     finally:
         enc.save()

@@ -5,20 +5,24 @@
 On the VALIDATION split of the training sets (bench/support_data.py; never a test split, never
 ExpertQA, WikiEval or HaluQuestQA), each item scored as the judges score it (best of the top
 windows, bench/support_eval.py), every set and class weighing the same:
-1. both ONNX files (fp32, int8) are scored; AUROC per set is printed; int8 is kept when its mean
-   AUROC is within 0.01 of fp32's (it is 4x smaller and faster);
-2. Platt scaling ``P = sigmoid(a * logit + b)`` (weighted logistic regression on the logit);
-3. thresholds: ``supported`` = the P cut with the best weighted balanced accuracy (supported vs
-   the rest); ``partial`` = the cut below it with the best balanced accuracy between
-   'partially supported' and 'not supported' items (WiCE, LFQA, Factcheck-GPT raw labels).
-``--install`` copies the chosen file to ragjudge/judges/offline/model/support.onnx and writes
-``support.json`` (model card: calibration, thresholds, training mix, these figures).
+1. both ONNX files (fp32, int8) are scored; AUROC per set is printed; int8 is installed when its
+   mean AUROC is within 0.01 of fp32's (fp32, 90 MB, is over the package's 30 MB limit), else
+   the command stops;
+2. calibration ``P = sigmoid(a * logit + c * overlap + b)`` (weighted logistic regression on the
+   best-window logit and the claim's word overlap with its best window, ``XENC_FEATURES``;
+   both coefficients must come out positive, else the command stops);
+3. the decision cut ``t``: the P with the best weighted balanced accuracy; it is folded into the
+   intercept (``b - log(t / (1 - t))``), so p >= 0.5 is the decision, as for every offline model.
+``--install`` copies the chosen file to ragjudge/judges/offline/model/support.onnx, writes the
+model card ``support.json`` (training mix, these figures) beside it, and writes
+``params/v3.json``: the v2 parameters plus this ``xenc`` calibration (the judges' default).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import sys
@@ -37,10 +41,15 @@ import support_data as D
 import support_eval as E
 from sklearn.linear_model import LogisticRegression
 
+from ragjudge.judges.offline.features import XENC_FEATURES
+from ragjudge.judges.offline.params import (
+    DEFAULT_PARAMS,
+    PARAMS_DIR,
+    LogisticModel,
+    Params,
+    load_params,
+)
 from ragjudge.judges.offline.supportmodel import META_FILE, ModelCard, SupportModel
-
-PARTIAL_RAW = {"partially_supported", "partially", "partially-support"}
-NOT_RAW = {"not_supported", "refute", "irrelevant"}
 
 
 def model_for(onnx: Path, card: ModelCard, tmp: Path) -> SupportModel:
@@ -88,7 +97,7 @@ def main() -> None:
     for variant in ("fp32", "int8"):
         m = model_for(run / f"support.{variant}.onnx", card, tmp)
         t0 = time.time()
-        scores[variant] = E.model_scores(items, m.logits, card.top_windows)
+        scores[variant] = E.model_scores(items, m.logits, card.top_windows, card.min_overlap)
         seconds[variant] = time.time() - t0
     sets = sorted({i.set for i in items})
     per_set: dict[str, dict[str, float]] = {}
@@ -100,41 +109,61 @@ def main() -> None:
         mean = np.mean(list(per_set[variant].values()))
         per_set[variant]["mean"] = round(float(mean), 4)
         print(f"{variant}: val AUROC mean {mean:.3f} ({seconds[variant]:.0f}s) {per_set[variant]}")
-    chosen = "int8" if per_set["int8"]["mean"] >= per_set["fp32"]["mean"] - 0.01 else "fp32"
-    s = scores[chosen]
-    lr = LogisticRegression(C=100.0).fit(s.reshape(-1, 1), y, sample_weight=w)
-    a, b = float(lr.coef_[0][0]), float(lr.intercept_[0])
-    p = 1.0 / (1.0 + np.exp(-(a * s + b)))
+    if per_set["int8"]["mean"] < per_set["fp32"]["mean"] - 0.01:
+        sys.exit("int8 loses more than 0.01 of mean AUROC; fp32 is over the 30 MB package limit")
+    chosen = "int8"
+    x = np.c_[scores[chosen], E.overlap_scores(items)]
+    lr = LogisticRegression(C=100.0).fit(x, y, sample_weight=w)
+    coef, b = [float(v) for v in lr.coef_[0]], float(lr.intercept_[0])
+    if min(coef) < 0:
+        sys.exit(f"a calibration coefficient is negative ({coef}): the judge would not be monotone")
+    p = lr.predict_proba(x)[:, 1]
     t_sup = E.best_threshold(y, p, w)
-    raw = np.array([i.raw for i in items])
-    below = (p < t_sup) & (np.isin(raw, list(PARTIAL_RAW)) | np.isin(raw, list(NOT_RAW)))
-    is_partial = np.isin(raw, list(PARTIAL_RAW)).astype(int)
-    t_part = E.best_threshold(is_partial[below], p[below]) if below.sum() > 10 else t_sup / 2
-    t_part = float(min(t_part, t_sup - 0.01))
     bacc = E.bacc_at(t_sup)(y, p)
+    both = {
+        n: E.auroc(y[[i.set == n for i in items]], p[[i.set == n for i in items]]) for n in sets
+    }
     print(
-        f"chosen {chosen}; calibration a={a:.4f} b={b:.4f}; thresholds supported {t_sup:.3f}"
-        f" partial {t_part:.3f}; val balanced accuracy (pooled) {bacc:.3f}"
+        f"chosen {chosen}; calibration logit {coef[0]:.4f} overlap {coef[1]:.4f} b={b:.4f}; "
+        f"decision cut {t_sup:.3f}; val balanced accuracy (pooled) {bacc:.3f}; "
+        f"val AUROC mean with overlap {np.mean(list(both.values())):.3f}"
     )
     if not args.install:
         return
     META_FILE.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run / f"support.{chosen}.onnx", META_FILE.parent / "support.onnx")
-    mix = json.loads((run / "mix.json").read_text())
-    final = ModelCard(
-        calibration={"a": round(a, 6), "b": round(b, 6)},
-        thresholds={"supported": round(t_sup, 4), "partial": round(t_part, 4)},
-        training=mix,
-        figures={
-            "validation_auroc": per_set,
-            "chosen": chosen,
-            "validation_items": len(items),
-            "validation_balanced_accuracy": round(bacc, 4),
-            "command": "bench/fit_support_model.py --run RUN --install",
-        },
+    figures = {
+        "validation_auroc": per_set,
+        "chosen": chosen,
+        "validation_items": len(items),
+        "validation_balanced_accuracy": round(bacc, 4),
+        "calibration": {"coef": [round(c, 6) for c in coef], "b": round(b, 6), "cut": t_sup},
+        "validation_auroc_calibrated": {n: round(v, 4) for n, v in both.items()},
+        "command": "bench/fit_support_model.py --run RUN --install",
+    }
+    card = ModelCard(training=json.loads((run / "mix.json").read_text()), figures=figures)
+    META_FILE.write_text(json.dumps(card.model_dump(), indent=1) + "\n")
+    v2 = load_params(PARAMS_DIR / "v2.json")
+    xenc = LogisticModel(
+        features=list(XENC_FEATURES),
+        coef=[round(c, 6) for c in coef],
+        intercept=round(b - math.log(t_sup / (1.0 - t_sup)), 6),
+        mean=[0.0, 0.0],
+        scale=[1.0, 1.0],
+        fitted_on=f"{len(items)} validation claims of the claim-support sets (cut folded)",
+        cv={"n": len(items), "auroc": round(E.auroc(y, p), 4), "balanced_accuracy": round(bacc, 4)},
     )
-    META_FILE.write_text(json.dumps(final.model_dump(), indent=1) + "\n")
-    print(f"installed {META_FILE.parent / 'support.onnx'}")
+    Params(
+        version="v3",
+        description="v2 plus the claim-support model's calibration (xenc)",
+        models={**v2.models, "xenc": xenc},
+        provenance={
+            **v2.provenance,
+            "fitted_models": sorted({*v2.provenance["fitted_models"], "xenc"}),
+            "xenc": figures,
+        },
+    ).save(DEFAULT_PARAMS)
+    print(f"installed {META_FILE.parent / 'support.onnx'} and {DEFAULT_PARAMS}")
 
 
 if __name__ == "__main__":

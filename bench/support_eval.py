@@ -20,6 +20,7 @@ import numpy as np
 from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from support_data import Item
 
+from ragjudge.judges.offline.supportmodel import NO_EVIDENCE
 from ragjudge.judges.offline.windows import overlap, ranked, stems
 
 
@@ -27,19 +28,24 @@ def parts(item: Item) -> list[str]:
     return item.parts or [item.claim]
 
 
-def model_scores(items: Sequence[Item], logits: Callable, top: int) -> np.ndarray:
-    """Per item: min over claims of the max logit over the top windows."""
+def model_scores(
+    items: Sequence[Item], logits: Callable, top: int, min_overlap: float = 0.0
+) -> np.ndarray:
+    """Per item: min over claims of the max logit over the top windows (a window with less
+    than ``min_overlap`` of the claim's words is not scored: ``NO_EVIDENCE``, as the judges)."""
     pairs: list[tuple[str, str]] = []
     owner: list[tuple[int, int]] = []
     for n, it in enumerate(items):
         for m, claim in enumerate(parts(it)):
+            words = stems(claim)
             for k in ranked(claim, it.passages)[:top]:
-                pairs.append((claim, it.passages[k]))
-                owner.append((n, m))
+                if overlap(words, it.passages[k]) >= min_overlap:
+                    pairs.append((claim, it.passages[k]))
+                    owner.append((n, m))
     values = logits(pairs)
-    best: dict[tuple[int, int], float] = {}
+    best = {(n, m): NO_EVIDENCE for n, it in enumerate(items) for m in range(len(parts(it)))}
     for key, v in zip(owner, values, strict=True):
-        best[key] = max(best.get(key, -1e9), float(v))
+        best[key] = max(best[key], float(v))
     out = np.full(len(items), np.inf)
     for (n, _), v in best.items():
         out[n] = min(out[n], v)
@@ -58,11 +64,11 @@ def v2_scores(items: Sequence[Item]) -> np.ndarray:
     from ragjudge.judges.offline.params import PARAMS_DIR, load_params
     from ragjudge.judges.offline.support import support_matrix
 
-    model = load_params(PARAMS_DIR / "v2.json").models["support"]
+    params = load_params(PARAMS_DIR / "v2.json")
     cache = shared_cache()
     out = []
     for it in items:
-        m, _ = support_matrix(parts(it), [profile(p) for p in it.passages], model, cache)
+        m = support_matrix(parts(it), [profile(p) for p in it.passages], params, cache).matrix
         out.append(float(m.max(axis=1).min()) if m.size else 0.0)
     return np.array(out)
 

@@ -21,7 +21,8 @@ order. ``--max-minutes`` stops early (the step is recorded; ``--stop-at STEP`` r
 exactly, as the learning-rate schedule depends on the planned steps only).
 
 Export (``--export``): the last checkpoint -> ONNX (opset 17, dynamic batch and length) ->
-int8 dynamic quantisation (onnxruntime), both files kept in ``--out``; the fit step
+int8 dynamic quantisation with per-channel weight scales (onnxruntime; per-tensor scales lost
+0.018 of mean validation AUROC, per-channel 0.003), both files kept in ``--out``; the fit step
 (bench/fit_support_model.py) measures both, calibrates and installs one in the package.
 
 ``--exclude SET`` leaves a set out (leave-one-dataset-out folds, bench/lodo_support_model.py).
@@ -306,7 +307,9 @@ def export(args: argparse.Namespace) -> None:
         opset_version=17,
         dynamo=False,
     )
-    quantize_dynamic(str(fp32), str(out / "support.int8.onnx"), weight_type=QuantType.QInt8)
+    quantize_dynamic(
+        str(fp32), str(out / "support.int8.onnx"), weight_type=QuantType.QInt8, per_channel=True
+    )
     for f in (fp32, out / "support.int8.onnx"):
         print(f, f.stat().st_size)
 

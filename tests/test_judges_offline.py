@@ -69,10 +69,11 @@ async def test_faithfulness_supported_vs_contradicted_numbers() -> None:
     good = await judge.judge(item("The Eiffel Tower was completed in 1889. It is 330 metres tall."))
     bad = await judge.judge(item("The Eiffel Tower was completed in 1925. It is 120 metres tall."))
     assert good.status == bad.status == JudgeStatus.ok
-    assert good.score == 1.0
+    assert good.score is not None and good.score >= 0.55
+    assert good.evidence.features["credit"] == 1.0
     assert [c.verdict for c in good.evidence.claims] == ["supported", "supported"]
     assert good.evidence.claims[0].supporting_chunks == [0]
-    assert bad.score is not None and bad.score < 0.5
+    assert bad.score is not None and bad.score < good.score - 0.2
     assert bad.evidence.claims[0].verdict != "supported"
     assert all(c.confidence is not None for c in bad.evidence.claims)
 
@@ -84,11 +85,9 @@ async def test_faithfulness_negation_and_names() -> None:
     wrong_name = await judge.judge(item("The Eiffel Tower is a wrought-iron tower in Berlin."))
     right_name = await judge.judge(item("The Eiffel Tower is a wrought-iron tower in Paris."))
     assert neg.evidence.features["neg_mismatch"] == 1.0
-    assert pos.evidence.features["mean_support"] > neg.evidence.features["mean_support"]
+    assert pos.score > neg.score
     assert wrong_name.evidence.features["ent_miss"] > 0
-    assert (
-        right_name.evidence.features["mean_support"] > wrong_name.evidence.features["mean_support"]
-    )
+    assert right_name.score > wrong_name.score
 
 
 async def test_dates_and_names_must_match_for_full_support() -> None:

@@ -51,10 +51,12 @@ def test_held_out_expertqa_support_beats_overlap(shared_data: Path) -> None:
     claims = claims[:150]
     labels = [c.supported for c in claims]
     assert 0 < sum(labels) < len(labels)
-    model = load_params().models["support"]
+    params = load_params()
     cache = shared_cache()
     ours = [
-        float(support_matrix([c.claim], [profile(e) for e in c.evidence], model, cache)[0].max())
+        float(
+            support_matrix([c.claim], [profile(e) for e in c.evidence], params, cache).matrix.max()
+        )
         for c in claims
     ]
     baseline = [_overlap(c.claim, c.evidence) for c in claims]

@@ -1,6 +1,7 @@
-"""Offline judges (the embedded default): the bundled embedding model plus lexical evidence,
-with weights and thresholds fitted on human labels (``params/v2.json``, refit with
-``ragjudge fit-judges``). Importing this package registers all five under backend "offline".
+"""Offline judges (the embedded default): a claim-support model trained on human labels
+(``supportmodel``), the bundled embedding model and lexical evidence, with weights and thresholds
+fitted on human labels (``params/v3.json``, refit with ``ragjudge fit-judges``). Importing this
+package registers all five under backend "offline".
 
 See docs/judges.md, "Offline judges: how they work and how well they agree with people".
 """

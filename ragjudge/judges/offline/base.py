@@ -4,9 +4,10 @@ Input checks and results are the ones every backend shares (``ragjudge.judges.ba
 ``precheck``, ``make_result``), so a judge called directly reports the same statuses as one
 run through ``judge_one``.
 
-``version`` = ``offline-<ALGORITHM_VERSION>+<params version>.<params digest>``: a change of the
-code or of the parameters (even a refit saved under the same version name) changes the version,
-hence cache keys and run manifests.
+``version`` = ``offline-<ALGORITHM_VERSION>+<params version>.<params digest>[.<model digest>]``
+(the last part when the parameters use the claim-support model): a change of the code, of the
+parameters (even a refit saved under the same version name) or of the model file changes the
+version, hence cache keys and run manifests.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ragjudge.judges.offline.features import TextProfile, profile
 from ragjudge.judges.offline.params import Params, load_params
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
-ALGORITHM_VERSION = "2"
+ALGORITHM_VERSION = "3"
 
 
 class OfflineJudge:
@@ -41,6 +42,10 @@ class OfflineJudge:
         self.params = params if isinstance(params, Params) else load_params(params)
         self.cache = cache or shared_cache()
         self.version = f"offline-{ALGORITHM_VERSION}+{self.params.version}.{self.params.digest}"
+        if self.params.support_model is not None:
+            from ragjudge.judges.offline.supportmodel import shared_model
+
+            self.version += f".{shared_model().digest}"
 
     def result(
         self,

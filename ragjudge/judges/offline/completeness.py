@@ -1,9 +1,9 @@
 """Completeness (offline): which key points the answer covers; score = covered / key points.
 
 - With a reference: the key points are the reference's claims (``segment.reference_points``);
-  each is judged against the answer (its sentences and adjacent-sentence windows) with the
-  fitted ``support`` model, as faithfulness judges a claim against a chunk; words of the
-  question count as given (an answer need not repeat the question's names).
+  each is judged against the answer with ``support.support_matrix`` (the claim-support model by
+  default), as faithfulness judges a claim against a chunk; words of the question count as
+  given (an answer need not repeat the question's names).
 - Without one: the key points are the question's aspects (``segment.question_aspects``), each
   judged with the fitted ``aspect`` model (embedding coverage, expected answer type present,
   aspect-term coverage).
@@ -16,7 +16,7 @@ answer scores 1, any other 0. An abstaining answer to an answerable question sco
 from __future__ import annotations
 
 from ragjudge.judges.offline.base import OfflineJudge
-from ragjudge.judges.offline.features import aspect_features, profile, stems
+from ragjudge.judges.offline.features import aspect_features, profile
 from ragjudge.judges.offline.relevancy import abstains, unanswerable
 from ragjudge.judges.offline.segment import question_aspects, reference_points
 from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, support_matrix, verdict
@@ -69,16 +69,11 @@ class OfflineCompletenessJudge(OfflineJudge):
     def _reference_points(self, item: JudgeInput, reference: str) -> list[ClaimVerdict]:
         points = reference_points(reference)
         answer = profile(item.answer, as_units=True)
-        matrix, _ = support_matrix(
-            points,
-            [answer],
-            self.params.models["support"],
-            self.cache,
-            given=frozenset(stems(item.question)),
-        )
+        sup = support_matrix(points, [answer], self.params, self.cache, question=item.question)
         # supporting_chunks index the answer here (0 = the answer): drop them.
         return [
-            v.model_copy(update={"supporting_chunks": []}) for v in claim_verdicts(points, matrix)
+            v.model_copy(update={"supporting_chunks": []})
+            for v in claim_verdicts(points, sup.matrix)
         ]
 
     def _aspects(self, item: JudgeInput) -> list[ClaimVerdict]:

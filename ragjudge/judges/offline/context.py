@@ -1,6 +1,6 @@
 """Context recall and context precision (offline), both ``PrefixJudge``s.
 
-- context recall: the reference's claims x the retrieved chunks, each cell the fitted support
+- context recall: the reference's claims x the retrieved chunks, each cell the support
   probability of that claim by that chunk alone (``support.support_matrix``) ->
   ``Evidence.support_matrix``; score = recall_at_k(M, k_max) (a claim is attributed when some
   chunk supports it with p >= 0.5). Needs a reference.
@@ -18,7 +18,7 @@ from __future__ import annotations
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.features import chunk_features
 from ragjudge.judges.offline.segment import reference_points
-from ragjudge.judges.offline.support import claim_verdicts, mean_features, support_matrix
+from ragjudge.judges.offline.support import claim_verdicts, support_matrix
 from ragjudge.judges.prefix import derive_at_k, precision_at_k, recall_at_k
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import ChunkVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
@@ -40,17 +40,15 @@ class OfflineContextRecallJudge(_Prefix, OfflineJudge):
         points = reference_points(item.reference or "")
         if not points:
             return self.result(item, JudgeStatus.no_claims, error="the reference makes no claim")
-        matrix, feats = support_matrix(
-            points, self.chunk_profiles(item), self.params.models["support"], self.cache
-        )
-        verdicts = claim_verdicts(points, matrix, partial=False)
-        rounded = [[round(float(v), 4) for v in row] for row in matrix]
+        sup = support_matrix(points, self.chunk_profiles(item), self.params, self.cache)
+        verdicts = claim_verdicts(points, sup.matrix, partial=False)
+        rounded = [[round(float(v), 4) for v in row] for row in sup.matrix]
         return self.result(
             item,
             JudgeStatus.ok,
             score=recall_at_k(rounded, len(item.contexts)),
             evidence=Evidence(
-                claims=verdicts, support_matrix=rounded, features=mean_features(feats, matrix)
+                claims=verdicts, support_matrix=rounded, features=sup.best_features()
             ),
         )
 
@@ -66,8 +64,8 @@ class OfflineContextPrecisionJudge(_Prefix, OfflineJudge):
         profiles = self.chunk_profiles(item)
         ref_support = None
         if points:
-            matrix, _ = support_matrix(points, profiles, self.params.models["support"], self.cache)
-            ref_support = matrix.max(axis=0)
+            sup = support_matrix(points, profiles, self.params, self.cache)
+            ref_support = sup.matrix.max(axis=0)
         model = self.params.models["chunk"]
         chunks: list[ChunkVerdict] = []
         for j, chunk in enumerate(profiles):

@@ -1,8 +1,11 @@
 """Faithfulness (offline): the answer's claims, each judged against every chunk.
 
-score = (supported + 0.5 * partial) / claims, the LLM judge's formula, with each claim's
-verdict from its best chunk (``support.claim_verdicts``). ``Evidence.features["mean_support"]``
-is the mean support probability (a finer-grained score for ranking).
+score = mean over the claims of the claim's support probability at its best chunk,
+``mean_i max_j M[i][j]`` (``support.support_matrix``: the claim-support model by default), so
+scores are continuous rather than tied at a few credit values. Each claim's verdict
+(supported / partial / unsupported, ``support.claim_verdicts``) is in ``Evidence.claims``;
+``Evidence.features["credit"]`` is the LLM judge's formula over those verdicts,
+(supported + 0.5 * partial) / claims.
 
 An answer with no claim sentences (only questions, fragments, or a pure abstention such as
 "I don't know") is ``no_claims``: there is nothing to be faithful about. Abstentions are scored
@@ -14,12 +17,7 @@ from __future__ import annotations
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.segment import claims as segment_claims
 from ragjudge.judges.offline.segment import is_non_committal
-from ragjudge.judges.offline.support import (
-    VERDICT_CREDIT,
-    claim_verdicts,
-    mean_features,
-    support_matrix,
-)
+from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, support_matrix
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -33,13 +31,11 @@ class OfflineFaithfulnessJudge(OfflineJudge):
         if not claims:
             why = "abstains" if is_non_committal(item.answer) else "makes no factual claim"
             return self.result(item, JudgeStatus.no_claims, error=f"the answer {why}")
-        matrix, feats = support_matrix(
-            claims, self.chunk_profiles(item), self.params.models["support"], self.cache
-        )
-        verdicts = claim_verdicts(claims, matrix)
-        score = sum(VERDICT_CREDIT[v.verdict] for v in verdicts) / len(verdicts)
-        features = mean_features(feats, matrix)
-        features["mean_support"] = round(float(matrix.max(axis=1).mean()), 4)
+        sup = support_matrix(claims, self.chunk_profiles(item), self.params, self.cache)
+        verdicts = claim_verdicts(claims, sup.matrix)
+        score = float(sup.matrix.max(axis=1).mean()) if sup.matrix.shape[1] else 0.0
+        features = sup.best_features()
+        features["credit"] = sum(VERDICT_CREDIT[v.verdict] for v in verdicts) / len(verdicts)
         features["n_claims"] = float(len(claims))
         return self.result(
             item,

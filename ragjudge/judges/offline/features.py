@@ -81,6 +81,9 @@ RELEVANCY_FEATURES = (
     "off_topic",
 )
 ASPECT_FEATURES = ("asp_cos", "asp_type_ok", "asp_term_cov")
+XENC_FEATURES = ("xenc_logit", "xenc_overlap")
+"""The claim-support model's best-window logit and the share of the claim's content words in
+the chunk's best window (``supportmodel.SupportModel.chunk_scores``)."""
 CHUNK_FEATURES = (
     "q_cos_max",
     "q_term_cov",
@@ -118,6 +121,7 @@ FEATURE_SIGNS: dict[str, dict[str, int]] = {
         "off_topic": -1,
     },
     "aspect": {"asp_cos": 1, "asp_type_ok": 1, "asp_term_cov": 1},
+    "xenc": {"xenc_logit": 1, "xenc_overlap": 1},
     "chunk": {
         "q_cos_max": 1,
         "q_term_cov": 1,
@@ -286,6 +290,27 @@ def profile(text: str, *, as_units: bool = False) -> TextProfile:
     )
 
 
+def lexical_checks(
+    claim: str, chunk: TextProfile, given: frozenset[str] = frozenset()
+) -> tuple[float, float, float]:
+    """(``num_miss``, ``ent_miss``, ``neg_mismatch``) of ``claim`` in ``chunk`` from words alone:
+    the shares of its numbers and dates and of its names (less ``given``) that the chunk lacks
+    (0.0 when it has none), and 1.0 when exactly one of the claim and the chunk unit sharing
+    most of its content words is negated."""
+    nums = quantities(claim)
+    ents = names(claim) - given
+    neg = 0.0
+    if chunk.units:
+        cset = set(stems(claim))
+        best = max(range(len(chunk.units)), key=lambda u: _share_in(cset, chunk.unit_stems[u]))
+        neg = float(negated(claim) != chunk.unit_negated[best])
+    return (
+        1.0 - _share_in(nums, chunk.numbers) if nums else 0.0,
+        1.0 - _share_in(ents, chunk.raw_tokens) if ents else 0.0,
+        neg,
+    )
+
+
 def support_features(
     claims: list[str],
     chunk: TextProfile,
@@ -321,8 +346,7 @@ def support_features(
             neg_mismatch = float(negated(claim) != chunk.unit_negated[best_unit])
         else:
             cos_max = lex_best = lex_max = neg_mismatch = 0.0
-        nums = quantities(claim)
-        ents = names(claim) - given
+        num_miss, ent_miss, _ = lexical_checks(claim, chunk, given)
         out[i] = (
             cos_max,
             float(whole[i]) if whole is not None else 0.0,
@@ -330,8 +354,8 @@ def support_features(
             lex_max,
             _share_in(cset, chunk.stems),
             _share_in(_bigrams(cstems), chunk.bigrams) if len(cstems) > 1 else 1.0,
-            1.0 - _share_in(nums, chunk.numbers) if nums else 0.0,
-            1.0 - _share_in(ents, chunk.raw_tokens) if ents else 0.0,
+            num_miss,
+            ent_miss,
             neg_mismatch,
             math.log1p(len(cstems)),
         )

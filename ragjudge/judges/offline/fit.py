@@ -19,12 +19,14 @@ Labels file (JSONL, or CSV with a header), one labelled item per row:
 A filled ``ragjudge spot-check`` sheet (and the demo's ``labels.csv``) is such a file; rows whose
 label is still blank are skipped and counted. Other columns are ignored.
 
-Which model each dimension fits (see ``params``): faithfulness and context_recall -> ``support``
-(a row with ``claim``: that claim against its best chunk; without: the mean of the claims'
-best-chunk features, against the answer-level label); completeness -> ``support`` with the
-answer as the chunk when there is a reference, else ``aspect`` (mean over the question's
-aspects); answer_relevancy -> ``relevancy``; context_precision -> ``chunk`` (the label is about
-``contexts[0]``, the chunk judged). A model with no labels (or labels of one class only) keeps
+Which model each dimension fits (see ``params``): faithfulness and context_recall -> the
+support decision (a row with ``claim``: that claim against its best chunk; without: the mean
+over the claims of their best-chunk evidence, against the answer-level label): ``xenc``, the
+calibration of the claim-support model's logit, when the base parameters have it, else the
+feature model ``support``; completeness -> the same with the answer as the chunk when there is
+a reference, else ``aspect`` (mean over the question's aspects); answer_relevancy ->
+``relevancy``; context_precision -> ``chunk`` (the label is about ``contexts[0]``, the chunk
+judged). A model with no labels (or labels of one class only) keeps
 its base parameters.
 
 Fitting: a weighted logistic regression on standardised features z, shrunk towards the base
@@ -65,6 +67,7 @@ from ragjudge.judges.offline.features import (
     RELEVANCY_FEATURES,
     RULE_FEATURES,
     SUPPORT_FEATURES,
+    XENC_FEATURES,
     aspect_features,
     chunk_features,
     profile,
@@ -89,7 +92,7 @@ DIMENSIONS = (
     "context_precision",
 )
 LAMBDA_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
-DECISION_MODELS = frozenset({"support", "aspect", "chunk"})
+DECISION_MODELS = frozenset({"support", "xenc", "aspect", "chunk"})
 _YES = {"1": 1, "yes": 1, "true": 1, "y": 1, "0": 0, "no": 0, "false": 0, "n": 0}
 
 
@@ -274,8 +277,8 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
         ref_support = None
         points = reference_points(row.reference or "")
         if points:
-            m, _ = support_matrix(points, [profile(row.contexts[0])], base.models["support"], cache)
-            ref_support = float(m.max())
+            sup = support_matrix(points, [profile(row.contexts[0])], base, cache)
+            ref_support = float(sup.matrix.max())
         f = chunk_features(
             row.question, profile(row.contexts[0]), cache, reference_support=ref_support
         )
@@ -299,6 +302,17 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
         profiles_as_units = False
     if not points:
         raise ValueError("no claims to judge")
+    if base.support_model is not None:
+        sup = support_matrix(
+            points,
+            [profile(c, as_units=profiles_as_units) for c in chunks],
+            base,
+            cache,
+            question=row.question if profiles_as_units else "",
+        )
+        best = sup.matrix.argmax(axis=1)
+        cells = sup.features[np.arange(len(points)), best][:, : len(XENC_FEATURES)]
+        return "xenc", cells.mean(axis=0)
     if profiles_as_units:
         feats = support_features(
             points,
@@ -565,9 +579,8 @@ def refit(
 ) -> Params:
     """``fit_params`` in two passes when chunk labels exist (support first, then chunk)."""
     first = fit_params(rows, version=version, base=base, **kw)
-    if any(r.dimension == "context_precision" for r in rows) and "support" in first.provenance.get(
-        "fitted_models", []
-    ):
+    support_fitted = {"support", "xenc"} & set(first.provenance.get("fitted_models", []))
+    if any(r.dimension == "context_precision" for r in rows) and support_fitted:
         second = fit_params(
             [r for r in rows if r.dimension == "context_precision"],
             version=version,

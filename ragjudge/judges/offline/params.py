@@ -8,14 +8,19 @@ A ``Params`` file holds one logistic model per decision the judges make:
 - ``aspect``: does an answer cover one part of the question (``ASPECT_FEATURES``) ->
   completeness without a reference;
 - ``chunk``: is a chunk relevant to the question / reference (``CHUNK_FEATURES``) -> context
-  precision.
+  precision;
+- ``xenc`` (optional): the calibration of the claim-support model (``supportmodel``): the same
+  logistic form on the model's best-window logit and the claim's word overlap with the chunk's
+  best window (``XENC_FEATURES``). When it is present, the support decisions use the model
+  (``support.support_matrix``) and ``support`` is kept only for parameters without it.
 
 p = sigmoid(intercept + sum_i coef_i * (x_i - mean_i) / scale_i); the decision is p >= threshold.
 The judges' ``version`` includes the params' ``version`` and ``digest``, so refitted parameters
 change cache keys and run manifests, even when saved under the same version name. Load order:
-an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled ``params/v2.json``.
+an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled ``params/v3.json`` (v2 plus
+``xenc``). ``params/v2.json`` is the feature-only predecessor, kept for comparison;
 ``params/v0-hand.json`` holds the hand-set starting values that ``bench/fit_offline_judges.py``
-shrinks the fit towards (the prior; not fitted on any labels).
+shrinks the v2 fit towards (the prior; not fitted on any labels).
 """
 
 from __future__ import annotations
@@ -37,10 +42,11 @@ from ragjudge.judges.offline.features import (
     CHUNK_FEATURES,
     RELEVANCY_FEATURES,
     SUPPORT_FEATURES,
+    XENC_FEATURES,
 )
 
 PARAMS_DIR = Path(__file__).resolve().parent / "params"
-DEFAULT_PARAMS = PARAMS_DIR / "v2.json"
+DEFAULT_PARAMS = PARAMS_DIR / "v3.json"
 PRIOR_PARAMS = PARAMS_DIR / "v0-hand.json"
 ENV_VAR = "RAGJUDGE_OFFLINE_PARAMS"
 SCHEMA_VERSION = 1
@@ -51,6 +57,8 @@ MODEL_FEATURES: dict[str, tuple[str, ...]] = {
     "aspect": ASPECT_FEATURES,
     "chunk": CHUNK_FEATURES,
 }
+OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {"xenc": XENC_FEATURES}
+"""Models a ``Params`` may hold (see the module docstring)."""
 
 
 class LogisticModel(BaseModel):
@@ -103,13 +111,21 @@ class Params(BaseModel):
     def _complete(self) -> Params:
         if self.schema_version != SCHEMA_VERSION:
             raise ValueError(f"schema_version {self.schema_version} (this ragjudge reads 1)")
-        for name, feats in MODEL_FEATURES.items():
-            model = self.models.get(name)
-            if model is None:
+        for name in MODEL_FEATURES:
+            if name not in self.models:
                 raise ValueError(f"model {name!r} is missing")
-            if tuple(model.features) != feats:
-                raise ValueError(f"model {name!r} has features {model.features}, need {feats}")
+        for name, model in self.models.items():
+            need = MODEL_FEATURES.get(name) or OPTIONAL_FEATURES.get(name)
+            if need is None:
+                raise ValueError(f"unknown model {name!r}")
+            if tuple(model.features) != need:
+                raise ValueError(f"model {name!r} has features {model.features}, need {need}")
         return self
+
+    @property
+    def support_model(self) -> LogisticModel | None:
+        """The claim-support model's calibration, when these parameters use the model."""
+        return self.models.get("xenc")
 
     @property
     def digest(self) -> str:

@@ -1,24 +1,44 @@
 """Claim support: the claims x chunks matrix of support probabilities and per-claim verdicts.
 
-``M[i][j] = support.proba(support_features(claim_i, chunk_j))``: the fitted probability that
-chunk j supports claim i, from that pair alone, capped by rules: at ``PARTIAL_CAP`` (partial)
-when the chunk lacks some of the claim's numbers and dates (``features.quantities``) or some of
-its names (``ent_miss`` > 0; that feature is also weighed), at ``UNSUPPORTED_CAP`` when it
-lacks all of the claim's numbers and dates or flips its negation (``features.RULE_FEATURES``).
-The decision threshold is folded into the model's intercept at fitting time, so ``M >= 0.5``
-is the decision (the threshold ``ragjudge.judges.prefix`` uses). A claim's verdict uses its
-best chunk:
-``supported`` if max_j M >= 0.5, ``partial`` if it is in [PARTIAL_FLOOR, 0.5), else
-``unsupported``; ``supporting_chunks`` are the chunks with M >= 0.5 (the best one for partial).
+``M[i][j]``: the probability that chunk j supports claim i, from that pair alone, computed by
+one of two scorers, whichever the offline parameters hold (``params``):
+
+- the claim-support model (``params.support_model``, the ``xenc`` calibration present): the
+  cross-encoder's best-window logit of the claim against the chunk and the share of the
+  claim's words in the chunk's best window (``supportmodel.SupportModel.chunk_scores``),
+  through the fitted calibration;
+- otherwise the feature model ``support`` on ``features.support_features`` (v2).
+
+Either is then capped by rules: at ``PARTIAL_CAP`` (partial) when the chunk lacks some of the
+claim's numbers and dates (``features.quantities``) or some of its names, at ``UNSUPPORTED_CAP``
+when it lacks all of the claim's numbers and dates or flips its negation
+(``features.RULE_FEATURES``; the model scorer takes these from words alone,
+``features.lexical_checks``). The decision threshold is folded into the models' intercepts at
+fitting time, so ``M >= 0.5`` is the decision (the threshold ``ragjudge.judges.prefix`` uses).
+A claim's verdict uses its best chunk: ``supported`` if max_j M >= 0.5, ``partial`` if it is in
+[PARTIAL_FLOOR, 0.5), else ``unsupported``; ``supporting_chunks`` are the chunks with M >= 0.5
+(the best one for partial).
+
+``question``: words of the question count as given (completeness passes it, so "It was
+completed in 1889" covers "The Eiffel Tower was completed in 1889" when the question names the
+tower): the feature scorer ignores its stems, the model reads the question before the chunk.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ragjudge.judges.offline.embed import EmbeddingCache
-from ragjudge.judges.offline.features import SUPPORT_FEATURES, TextProfile, support_features
-from ragjudge.judges.offline.params import LogisticModel
+from ragjudge.judges.offline.features import (
+    SUPPORT_FEATURES,
+    TextProfile,
+    lexical_checks,
+    stems,
+    support_features,
+)
+from ragjudge.judges.offline.params import LogisticModel, Params
 from ragjudge.judges.prefix import SUPPORT_THRESHOLD
 from ragjudge.schema import ClaimVerdict, Verdict
 
@@ -30,31 +50,94 @@ UNSUPPORTED_CAP = 0.3
 """The most support a chunk can give a claim whose numbers it all lacks or whose negation it
 flips (unsupported: below ``PARTIAL_FLOOR``)."""
 VERDICT_CREDIT = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
-"""Credit per verdict (the LLM judges' formula): score = mean credit."""
+"""Credit per verdict (the LLM judges' formula)."""
+MODEL_FEATURES = ("xenc_logit", "xenc_overlap", "num_miss", "ent_miss", "neg_mismatch")
+"""The evidence features of the model scorer, per claim and chunk."""
+
+
+class Support(NamedTuple):
+    """``matrix``: ``(claims, chunks)`` probabilities; ``features``: ``(claims, chunks,
+    len(names))`` evidence features named ``names``."""
+
+    matrix: np.ndarray
+    features: np.ndarray
+    names: tuple[str, ...]
+
+    def best_features(self) -> dict[str, float]:
+        """Each feature at each claim's best chunk, averaged over claims."""
+        if self.features.size == 0 or self.matrix.size == 0:
+            return {}
+        best = self.matrix.argmax(axis=1)
+        rows = self.features[np.arange(len(best)), best]
+        return {f: round(float(v), 4) for f, v in zip(self.names, rows.mean(axis=0), strict=True)}
 
 
 def support_matrix(
     claims: list[str],
     chunks: list[TextProfile],
-    model: LogisticModel,
+    params: Params,
     cache: EmbeddingCache,
     *,
-    given: frozenset[str] = frozenset(),
-) -> tuple[np.ndarray, np.ndarray]:
-    """(M, F): M is ``(claims, chunks)`` probabilities, F the ``(claims, chunks, features)``;
-    ``given`` as in ``features.support_features``."""
+    question: str = "",
+) -> Support:
+    """The support of each claim by each chunk (module docstring)."""
+    calibration = params.support_model
+    if calibration is not None:
+        return _model_support(claims, chunks, calibration, question)
+    return _feature_support(claims, chunks, params.models["support"], cache, question)
+
+
+def _capped(
+    probs: np.ndarray, num_miss: np.ndarray, ent_miss: np.ndarray, neg: np.ndarray
+) -> np.ndarray:
+    cap = np.where((num_miss >= 1.0) | (neg > 0), UNSUPPORTED_CAP, PARTIAL_CAP)
+    capped = (num_miss > 0) | (neg > 0) | (ent_miss > 0)
+    out: np.ndarray = np.where(capped, np.minimum(probs, cap), probs)
+    return out
+
+
+def _model_support(
+    claims: list[str], chunks: list[TextProfile], calibration: LogisticModel, question: str
+) -> Support:
+    from ragjudge.judges.offline.supportmodel import shared_model
+
+    feats = np.zeros((len(claims), len(chunks), len(MODEL_FEATURES)))
+    if not claims or not chunks:
+        return Support(np.zeros((len(claims), len(chunks))), feats, MODEL_FEATURES)
+    texts = [f"{question.strip()} {c.text}" if question.strip() else c.text for c in chunks]
+    logits, shares = shared_model().chunk_scores(claims, texts)
+    given = frozenset(stems(question))
+    feats[:, :, 0] = logits
+    feats[:, :, 1] = shares
+    for i, claim in enumerate(claims):
+        for j, chunk in enumerate(chunks):
+            feats[i, j, 2:] = lexical_checks(claim, chunk, given)
+    probs = calibration.proba(feats[:, :, :2].reshape(-1, 2)).reshape(logits.shape)
+    matrix = _capped(probs, feats[:, :, 2], feats[:, :, 3], feats[:, :, 4])
+    return Support(matrix, feats, MODEL_FEATURES)
+
+
+def _feature_support(
+    claims: list[str],
+    chunks: list[TextProfile],
+    model: LogisticModel,
+    cache: EmbeddingCache,
+    question: str,
+) -> Support:
+    given = frozenset(stems(question))
     feats = np.zeros((len(claims), len(chunks), len(SUPPORT_FEATURES)))
     for j, chunk in enumerate(chunks):
         feats[:, j, :] = support_features(claims, chunk, cache, given=given)
     if not claims or not chunks:
-        return np.zeros((len(claims), len(chunks))), feats
+        return Support(np.zeros((len(claims), len(chunks))), feats, SUPPORT_FEATURES)
     probs = model.proba(feats.reshape(-1, len(SUPPORT_FEATURES))).reshape(len(claims), -1)
-    num_miss = feats[:, :, SUPPORT_FEATURES.index("num_miss")]
-    neg = feats[:, :, SUPPORT_FEATURES.index("neg_mismatch")]
-    ent_miss = feats[:, :, SUPPORT_FEATURES.index("ent_miss")]
-    cap = np.where((num_miss >= 1.0) | (neg > 0), UNSUPPORTED_CAP, PARTIAL_CAP)
-    capped = (num_miss > 0) | (neg > 0) | (ent_miss > 0)
-    return np.where(capped, np.minimum(probs, cap), probs), feats
+    matrix = _capped(
+        probs,
+        feats[:, :, SUPPORT_FEATURES.index("num_miss")],
+        feats[:, :, SUPPORT_FEATURES.index("ent_miss")],
+        feats[:, :, SUPPORT_FEATURES.index("neg_mismatch")],
+    )
+    return Support(matrix, feats, SUPPORT_FEATURES)
 
 
 def verdict(p: float, *, partial: bool = True) -> Verdict:
@@ -87,12 +170,3 @@ def claim_verdicts(
             )
         )
     return out
-
-
-def mean_features(feats: np.ndarray, matrix: np.ndarray) -> dict[str, float]:
-    """Each support feature at each claim's best chunk, averaged over claims."""
-    if feats.size == 0 or matrix.size == 0:
-        return {}
-    best = matrix.argmax(axis=1)
-    rows = feats[np.arange(len(best)), best]
-    return {f: round(float(v), 4) for f, v in zip(SUPPORT_FEATURES, rows.mean(axis=0), strict=True)}

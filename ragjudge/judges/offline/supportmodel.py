@@ -1,26 +1,26 @@
-"""The claim-support model: (claim, evidence passage) -> P(the passage supports the claim).
+"""The claim-support model: (claim, evidence passage) -> a logit that the passage supports it.
 
 A cross-encoder fine-tuned from the bundled MiniLM (6 layers) on human claim-support labels
-(bench/train_support_model.py; the data mix, seed and figures are in ``model/support.json``),
-shipped as int8 ONNX (``model/support.onnx``) and run with onnxruntime. Input:
-``[CLS] claim [SEP] passage [SEP]`` word pieces of the bundled MiniLM tokenizer, at most
-``max_len`` (the longer side truncated first); output: one logit.
+(bench/train_support_model.py; the data mix, seed and validation figures are in
+``model/support.json``), shipped as ONNX (``model/support.onnx``) and run with onnxruntime.
+Input: ``[CLS] claim [SEP] passage [SEP]`` word pieces of the bundled MiniLM tokenizer, at most
+``max_len`` (the longer side truncated first); output: one logit. The logit (with the window's
+word overlap) is turned into a probability by the ``xenc`` model of the offline parameters
+(``params``: a logistic calibration fitted on validation labels, refitted by
+``ragjudge fit-judges``), not here.
 
-``P = sigmoid(a * logit + b)``, ``a`` and ``b`` fitted (Platt) on the validation split of the
-training sets with every set and class weighing the same (bench/fit_support_model.py), so P is
-calibrated for a 50/50 prior. A claim's verdict: ``supported`` if its P >= ``thresholds.supported``,
-``partial`` if P >= ``thresholds.partial``, else ``unsupported`` (both fitted on the same
-validation data).
+``chunk_scores(claims, chunks)``: the ``(claims, chunks)`` matrix of logits (and of word
+overlaps, which the calibration also reads). Each chunk is cut into windows
+(``windows.windows``); for each claim and chunk the chunk's ``top_windows`` windows with the
+most claim words (``windows.ranked``) are scored, unless they hold less than ``min_overlap`` of
+the claim's content words, and the best logit counts. A cell
+depends on its claim and chunk only, so a prefix of the chunks gives a prefix of the columns
+(the k-sweep's derivation at smaller k is exact). Pairs are scored in batches of similar length
+(dynamic padding) and cached per process (LRU), so judges of the same item share them. The
+session and tokenizer load once, on first use.
 
-``support(claims, chunks)``: the ``(claims, chunks)`` matrix of P. Each chunk is cut into
-``windows`` (``windows.windows``); for each claim only the ``top_windows`` windows with the most
-claim words (over all chunks, ``windows.ranked``) are scored, and a chunk's cell is the best P of
-its scored windows; a chunk none of whose windows was scored gets P = 0. Pairs are scored in
-batches of similar length (dynamic padding) and cached per process (LRU), so judges of the same
-item share them. The session and tokenizer load once, on first use.
-
-``digest``: the first 8 hex digits of the SHA-256 of the model file and the calibration; the
-offline judges put it in their version, so a new model never serves stale cached results.
+``digest``: the first 8 hex digits of the SHA-256 of the model file; the offline judges put it
+in their version, so a new model never serves stale cached results.
 """
 
 from __future__ import annotations
@@ -38,37 +38,29 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import ConfigError
-from ragjudge.judges.offline.windows import ranked, windows
-from ragjudge.schema import ClaimVerdict, Verdict
+from ragjudge.judges.offline.windows import overlap, ranked, stems, windows
 
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 META_FILE = MODEL_DIR / "support.json"
 BATCH = 32
-
-
-class Calibration(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    a: float = 1.0
-    b: float = 0.0
-
-
-class Thresholds(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    supported: float = Field(default=0.5, gt=0.0, lt=1.0)
-    partial: float = Field(default=0.35, gt=0.0, lt=1.0)
+NO_EVIDENCE = -6.0
+"""The logit of a claim against a chunk with no window scored (no text, or too few of the
+claim's words): below what the model gives a passage it reads as contradicting the claim."""
 
 
 class ModelCard(BaseModel):
-    """``model/support.json``: how the shipped model is run, calibrated and was made."""
+    """``model/support.json``: how the shipped model is run and how it was made."""
 
     model_config = ConfigDict(extra="forbid")
 
     model_file: str = "support.onnx"
     max_len: int = 128
     window_words: int = 64
-    top_windows: int = 4
-    calibration: Calibration = Field(default_factory=Calibration)
-    thresholds: Thresholds = Field(default_factory=Thresholds)
+    top_windows: int = 2
+    min_overlap: float = 0.2
+    """A window holding less than this share of the claim's content words is not scored (its
+    logit is ``NO_EVIDENCE``): such a passage rarely supports the claim, and a scored pair costs
+    tens of milliseconds of CPU (a cross-encoder reads claim and window together)."""
     training: dict[str, Any] = Field(default_factory=dict)
     figures: dict[str, Any] = Field(default_factory=dict)
 
@@ -103,7 +95,7 @@ class SupportModel:
 
     @property
     def digest(self) -> str:
-        return _digest(str(self.model_path), self.card.calibration.model_dump_json())
+        return _digest(str(self.model_path))
 
     def _load(self) -> None:
         _offline()
@@ -156,65 +148,38 @@ class SupportModel:
                 self._cache.popitem(last=False)
         return result
 
-    def calibrate(self, logits: np.ndarray) -> np.ndarray:
-        """P = sigmoid(a * logit + b)."""
-        c = self.card.calibration
-        return 1.0 / (1.0 + np.exp(-np.clip(c.a * logits + c.b, -30, 30)))
-
-    def proba(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        return self.calibrate(self.logits(pairs)) if pairs else np.zeros(0)
-
-    def support(self, claims: Sequence[str], chunks: Sequence[str]) -> np.ndarray:
-        """The ``(claims, chunks)`` matrix of P (module docstring: best scored window)."""
-        per_chunk = [windows(c, self.card.window_words) or [c.strip()] for c in chunks]
-        flat = [(j, w) for j, ws in enumerate(per_chunk) for w in ws if w]
-        passages = [w for _, w in flat]
+    def chunk_scores(
+        self, claims: Sequence[str], chunks: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Two ``(claims, chunks)`` matrices: the best-window logits (module docstring; a chunk
+        without text gets ``NO_EVIDENCE``) and the best window overlap (``windows.overlap``,
+        the share of the claim's content words in the chunk's best window)."""
+        per_chunk = [windows(c, self.card.window_words) for c in chunks]
         pairs: list[tuple[str, str]] = []
         cells: list[tuple[int, int]] = []
+        shares = np.zeros((len(claims), len(chunks)))
         for i, claim in enumerate(claims):
-            for k in ranked(claim, passages)[: self.card.top_windows]:
-                pairs.append((claim, passages[k]))
-                cells.append((i, flat[k][0]))
-        matrix = np.zeros((len(claims), len(chunks)))
-        for (i, j), p in zip(cells, self.proba(pairs), strict=True):
-            matrix[i, j] = max(matrix[i, j], float(p))
-        return matrix
-
-    def verdict(self, p: float) -> Verdict:
-        t = self.card.thresholds
-        return "supported" if p >= t.supported else "partial" if p >= t.partial else "unsupported"
-
-    def verdicts(self, claims: Sequence[str], matrix: np.ndarray) -> list[ClaimVerdict]:
-        """One verdict per claim from its best chunk; ``supporting_chunks``: the chunks with
-        P >= the supported threshold (the best one for partial); ``confidence``: P (1 - P for
-        unsupported)."""
-        out: list[ClaimVerdict] = []
-        for i, claim in enumerate(claims):
-            row = matrix[i] if matrix.shape[1] else np.zeros(1)
-            best = float(row.max())
-            v = self.verdict(best)
-            chunks = [int(j) for j in np.flatnonzero(row >= self.card.thresholds.supported)]
-            if v == "partial":
-                chunks = [int(np.argmax(row))]
-            out.append(
-                ClaimVerdict(
-                    claim=claim,
-                    verdict=v,
-                    supporting_chunks=chunks if matrix.shape[1] else [],
-                    confidence=round(best if v != "unsupported" else 1.0 - best, 4),
-                    rationale=f"best chunk {int(np.argmax(row))} at P={best:.2f}",
-                )
-            )
-        return out
+            words = stems(claim)
+            for j, ws in enumerate(per_chunk):
+                order = ranked(claim, ws)
+                if order:
+                    shares[i, j] = overlap(words, ws[order[0]])
+                for k in order[: self.card.top_windows]:
+                    if overlap(words, ws[k]) >= self.card.min_overlap:
+                        pairs.append((claim, ws[k]))
+                        cells.append((i, j))
+        logits = np.full((len(claims), len(chunks)), NO_EVIDENCE)
+        for (i, j), logit in zip(cells, self.logits(pairs), strict=True):
+            logits[i, j] = max(logits[i, j], float(logit))
+        return logits, shares
 
 
 @lru_cache(maxsize=4)
-def _digest(path: str, calibration: str) -> str:
+def _digest(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
-    h.update(calibration.encode("utf-8"))
     return h.hexdigest()[:8]
 
 
