@@ -65,22 +65,23 @@ def rows(store: RunStore, run_id: str) -> dict[str, list[object]]:
 
 @pytest.fixture(scope="module")
 def in_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[object]]:
-    """The stored rows of the small demo sweep run in process (its own home), with one math
-    thread as a Ray worker has (float sums, and so a borderline verdict, follow the count)."""
-    import torch
+    """The stored rows of the small demo sweep run in process: in a fresh process (no vector
+    memoised by an earlier test) with one math thread, as a Ray worker has (float sums, and
+    so a borderline verdict, follow the thread count)."""
+    import os
 
     home = tmp_path_factory.mktemp("inprocess_home")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("RAGJUDGE_HOME", str(home))
-            store = RunStore(home / "runs.sqlite")
-            out = run_sweep(SweepConfig.model_validate(DEMO), store=store)
-    finally:
-        torch.set_num_threads(threads)
-    assert out.status == "finished"
-    return rows(store, out.run_id)
+    config = home / "sweep.json"  # JSON is YAML
+    config.write_text(json.dumps(DEMO), encoding="utf-8")
+    env = {**os.environ, "RAGJUDGE_HOME": str(home), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "ragjudge", "sweep", "--config", str(config)]
+    res = subprocess.run(
+        [*cmd, "--out", str(home / "out")], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr
+    store = RunStore(home / "runs.sqlite")
+    (run,) = store.list_runs()
+    return rows(store, run.run_id)
 
 
 def ray_config(**executor: object) -> SweepConfig:
