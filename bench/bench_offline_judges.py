@@ -7,12 +7,12 @@ contexts (its judged-relevant documents first, then other documents of the corpu
 order). One item = all five judges on it.
 
 Measured in the same process, with the encoder and the claim-support model loaded first:
-- ``offline, cold``: the default judges (``params/v3.json``: the claim-support model) with a
+- ``offline, cold``: the judges on ``params/v3.json`` (the claim-support model) with a
   fresh embedding cache and an empty support-model cache, every text encoded once (the first
   run);
 - ``offline, warm``: the same items again with the caches filled (what a k-sweep or a rerun of
   the other judges on the same item pays);
-- ``v2 judges, cold``: the previous judges (``params/v2.json``: support from embedding
+- ``v2 judges, cold``: the default judges (``params/v2.json``: support from embedding
   features), a fresh embedding cache;
 - ``peer: content-word overlap``: the plain baseline (share of the answer's content words found
   in the contexts), the cheapest possible faithfulness signal;
@@ -41,7 +41,12 @@ from ragjudge.judges.offline import (  # noqa: E402
 )
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.features import profile  # noqa: E402
-from ragjudge.judges.offline.params import PARAMS_DIR, Params, load_params  # noqa: E402
+from ragjudge.judges.offline.params import (  # noqa: E402
+    MODEL_PARAMS,
+    PARAMS_DIR,
+    Params,
+    load_params,
+)
 from ragjudge.judges.offline.supportmodel import shared_model  # noqa: E402
 from ragjudge.resources import demo_dir  # noqa: E402
 from ragjudge.schema import JudgeInput  # noqa: E402
@@ -124,7 +129,7 @@ def main() -> None:
     load = time.perf_counter() - t
     items = demo_items(args.k) * args.repeat
     cache = EmbeddingCache(encoder)
-    judges = five(load_params(), cache)
+    judges = five(load_params(MODEL_PARAMS), cache)
     cold = judge_all(judges, items)
     encoded = cache.encoded
     warm = judge_all(judges, items)
@@ -161,7 +166,7 @@ def main() -> None:
     )
     print(
         f"cold pass: {cold / n * 1000:.0f} ms/item of which encoding about "
-        f"{enc / len(texts) * encoded / n * 1000:.0f} ms; v2 judges cold / default cold: "
+        f"{enc / len(texts) * encoded / n * 1000:.0f} ms; v2 judges cold / v3 cold: "
         f"{cold_v2 / cold:.2f}x; support model load {load:.2f}s"
     )
 

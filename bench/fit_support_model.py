@@ -15,7 +15,8 @@ windows, bench/support_eval.py), every set and class weighing the same:
    intercept (``b - log(t / (1 - t))``), so p >= 0.5 is the decision, as for every offline model.
 ``--install`` copies the chosen file to ragjudge/judges/offline/model/support.onnx, writes the
 model card ``support.json`` (training mix, these figures) beside it, and writes
-``params/v3.json``: the v2 parameters plus this ``xenc`` calibration (the judges' default).
+``params/v3.json``: the v2 parameters plus this ``xenc`` calibration (opt-in:
+``RAGJUDGE_OFFLINE_PARAMS``).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from sklearn.linear_model import LogisticRegression
 
 from ragjudge.judges.offline.features import XENC_FEATURES
 from ragjudge.judges.offline.params import (
-    DEFAULT_PARAMS,
+    MODEL_PARAMS,
     PARAMS_DIR,
     LogisticModel,
     Params,
@@ -162,8 +163,8 @@ def main() -> None:
             "fitted_models": sorted({*v2.provenance["fitted_models"], "xenc"}),
             "xenc": figures,
         },
-    ).save(DEFAULT_PARAMS)
-    print(f"installed {META_FILE.parent / 'support.onnx'} and {DEFAULT_PARAMS}")
+    ).save(MODEL_PARAMS)
+    print(f"installed {META_FILE.parent / 'support.onnx'} and {MODEL_PARAMS}")
 
 
 if __name__ == "__main__":

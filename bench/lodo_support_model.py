@@ -43,7 +43,7 @@ import support_data as D
 import support_eval as E
 import train_support_model as T
 
-from ragjudge.judges.offline.params import load_params
+from ragjudge.judges.offline.params import MODEL_PARAMS, load_params
 from ragjudge.judges.offline.supportmodel import ModelCard, SupportModel
 from ragjudge.judges.offline.windows import overlap, stems
 
@@ -74,8 +74,8 @@ def score_fold(name: str, onnx: Path, its: list[D.Item], pool, args) -> dict:
     pool_ov = np.array([overlap(stems(p[0]), p[1]) for p in keep])
     ov_t = E.best_threshold(np.array([p[2] for p in keep]), pool_ov)
     shipped = SupportModel()
-    calib = load_params().support_model
-    assert calib is not None, "the default parameters have no claim-support calibration"
+    calib = load_params(MODEL_PARAMS).support_model
+    assert calib is not None, "params/v3.json has no claim-support calibration"
     c = shipped.card
     logit = E.model_scores(its, shipped.logits, c.top_windows, c.min_overlap)
     ship = calib.proba(np.c_[logit, E.overlap_scores(its)])

@@ -18,13 +18,11 @@ from ragjudge.judges.offline.fit import fit_logistic, parse_label, read_labels
 from ragjudge.judges.offline.params import (
     DEFAULT_PARAMS,
     MODEL_FEATURES,
-    OPTIONAL_FEATURES,
     PRIOR_PARAMS,
     LogisticModel,
     Params,
     load_params,
 )
-from ragjudge.judges.offline.supportmodel import shared_model
 from ragjudge.schema import JudgeInput
 
 CONTEXT = (
@@ -87,18 +85,16 @@ def _labels(path: Path) -> Path:
 def test_bundled_params_load_and_are_versioned() -> None:
     params = load_params()
     assert params.version
-    assert set(params.models) == set(MODEL_FEATURES) | set(OPTIONAL_FEATURES)
-    assert params.support_model is params.models["xenc"]  # the default uses the support model
+    assert set(params.models) == set(MODEL_FEATURES)
     raw = json.loads(DEFAULT_PARAMS.read_text())
     assert raw["schema_version"] == 1 and raw["version"] == params.version
-    version = OfflineFaithfulnessJudge().version
-    assert f"+{params.version}.{params.digest}.{shared_model().digest}" in version
+    assert OfflineFaithfulnessJudge().version.endswith(f"+{params.version}.{params.digest}")
     # a refit saved under the same version name is another judge version (no stale cache hits)
-    xenc = params.models["xenc"]
+    support = params.models["support"]
     other = params.model_copy(
         update={
             "models": params.models
-            | {"xenc": xenc.model_copy(update={"intercept": xenc.intercept + 1})}
+            | {"support": support.model_copy(update={"intercept": support.intercept + 1})}
         }
     )
     assert other.version == params.version and other.digest != params.digest
@@ -122,12 +118,11 @@ def test_fit_judges_cli_refits_and_judges_load_the_result(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     params = load_params(out)
     assert params.version == "mine-1"
-    assert set(params.provenance["fitted_models"]) == {"xenc", "relevancy"}
+    assert set(params.provenance["fitted_models"]) == {"support", "relevancy"}
     assert params.models["aspect"] == load_params().models["aspect"]  # kept from the base
-    assert params.models["support"] == load_params().models["support"]  # unused with xenc
-    xenc = params.models["xenc"]
-    assert xenc.cv["n"] == 12 and xenc.cv["auroc"] > 0.8
-    assert xenc.coef != load_params().models["xenc"].coef
+    support = params.models["support"]
+    assert support.cv["n"] == 12 and support.cv["auroc"] > 0.8
+    assert support.coef != load_params().models["support"].coef
 
     judge = OfflineFaithfulnessJudge(params=out)
     assert "+mine-1." in judge.version
@@ -244,7 +239,7 @@ def test_weights_change_the_fit_and_bad_weights_are_located(tmp_path: Path) -> N
 
 def test_bundled_params_are_fitted_not_hand_set() -> None:
     params = load_params()
-    assert set(params.provenance["fitted_models"]) == set(MODEL_FEATURES) | set(OPTIONAL_FEATURES)
+    assert set(params.provenance["fitted_models"]) == set(MODEL_FEATURES)
     for name, model in params.models.items():
         assert model.cv["n"] > 50, name  # fitted on labelled rows, with CV figures
         for feature, coef in zip(model.features, model.coef, strict=True):

@@ -1,5 +1,6 @@
 """The shipped claim-support model (``ragjudge.judges.offline.supportmodel``) and how the offline
-judges use it (``support.support_matrix`` with the ``xenc`` calibration of ``params/v3.json``)."""
+judges use it (``support.support_matrix`` with the ``xenc`` calibration of ``params/v3.json``,
+opt-in: the default ``params/v2.json`` reads support from features)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ragjudge.judges.offline import (
     OfflineContextRecallJudge,
     OfflineFaithfulnessJudge,
 )
-from ragjudge.judges.offline.params import PARAMS_DIR, Params, load_params
+from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS, Params, load_params
 from ragjudge.judges.offline.supportmodel import META_FILE, NO_EVIDENCE, ModelCard, shared_model
 from ragjudge.schema import JudgeInput, JudgeStatus
 
@@ -24,6 +25,7 @@ CHUNKS = [
     "Honey bees communicate the location of food with the waggle dance.",
 ]
 QUESTION = "When was the Eiffel Tower completed?"
+V3 = load_params(MODEL_PARAMS)
 
 
 def _item(answer: str, **kw: object) -> JudgeInput:
@@ -57,7 +59,7 @@ def test_chunk_scores_are_per_chunk_so_a_prefix_of_chunks_is_a_prefix_of_columns
 
 
 async def test_faithfulness_score_is_the_mean_best_chunk_probability() -> None:
-    judge = OfflineFaithfulnessJudge()
+    judge = OfflineFaithfulnessJudge(params=V3)
     assert judge.version.endswith(f".{shared_model().digest}")
     res = await judge.judge(
         _item("The Eiffel Tower was completed in 1889. It was built for the World's Fair.")
@@ -75,7 +77,7 @@ async def test_faithfulness_score_is_the_mean_best_chunk_probability() -> None:
 
 
 async def test_a_swapped_name_or_flipped_negation_is_not_supported() -> None:
-    judge = OfflineFaithfulnessJudge()
+    judge = OfflineFaithfulnessJudge(params=V3)
     right = await judge.judge(_item("The Eiffel Tower is in Paris."))
     berlin = await judge.judge(_item("The Eiffel Tower is in Berlin."))
     negated = await judge.judge(_item("The Eiffel Tower was not completed in 1889."))
@@ -87,7 +89,7 @@ async def test_a_swapped_name_or_flipped_negation_is_not_supported() -> None:
 
 
 async def test_completeness_reads_the_question_as_given() -> None:
-    judge = OfflineCompletenessJudge()
+    judge = OfflineCompletenessJudge(params=V3)
     reference = "The Eiffel Tower was completed in 1889."
     short = await judge.judge(_item("It was completed in 1889.", reference=reference))
     wrong = await judge.judge(_item("It was completed in 1925.", reference=reference))
@@ -97,7 +99,7 @@ async def test_completeness_reads_the_question_as_given() -> None:
 
 
 async def test_context_recall_prefix_derivation_is_exact_with_the_model() -> None:
-    judge = OfflineContextRecallJudge()
+    judge = OfflineContextRecallJudge(params=V3)
     item = _item(
         "", reference="The tower was completed in 1889. Gustave Eiffel's company built it."
     )
@@ -110,17 +112,17 @@ async def test_context_recall_prefix_derivation_is_exact_with_the_model() -> Non
         assert derived.evidence.support_matrix == direct.evidence.support_matrix
 
 
-async def test_v2_parameters_still_judge_with_features_and_are_another_version() -> None:
-    v2 = load_params(PARAMS_DIR / "v2.json")
-    assert v2.support_model is None
-    judge = OfflineFaithfulnessJudge(params=v2)
-    assert judge.version != OfflineFaithfulnessJudge().version
+async def test_the_default_v2_judges_read_features_and_v3_is_another_version() -> None:
+    v2 = load_params()
+    assert DEFAULT_PARAMS.name == "v2.json" and v2.support_model is None
+    judge = OfflineFaithfulnessJudge()
+    assert judge.version != OfflineFaithfulnessJudge(params=V3).version
     res = await judge.judge(_item("The Eiffel Tower was completed in 1889."))
     assert res.evidence is not None and "cos_max" in res.evidence.features
 
 
 def test_params_refuse_an_unknown_model_or_wrong_calibration_features() -> None:
-    raw = json.loads((PARAMS_DIR / "v3.json").read_text())
+    raw = json.loads(MODEL_PARAMS.read_text())
     xenc = raw["models"]["xenc"]
     with pytest.raises(ValueError, match="unknown model 'extra'"):
         Params.model_validate(dict(raw, models=raw["models"] | {"extra": xenc}))

@@ -17,8 +17,10 @@ A ``Params`` file holds one logistic model per decision the judges make:
 p = sigmoid(intercept + sum_i coef_i * (x_i - mean_i) / scale_i); the decision is p >= threshold.
 The judges' ``version`` includes the params' ``version`` and ``digest``, so refitted parameters
 change cache keys and run manifests, even when saved under the same version name. Load order:
-an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled ``params/v3.json`` (v2 plus
-``xenc``). ``params/v2.json`` is the feature-only predecessor, kept for comparison;
+an explicit path, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled ``params/v2.json`` (the
+feature models). ``params/v3.json`` (``MODEL_PARAMS``) is v2 plus ``xenc``: the judges read
+claim support with the trained model; it is opt-in (``RAGJUDGE_OFFLINE_PARAMS``) until it
+measures better than v2 on held-out sets (docs/benchmarks.md, "Offline claim-support model").
 ``params/v0-hand.json`` holds the hand-set starting values that ``bench/fit_offline_judges.py``
 shrinks the v2 fit towards (the prior; not fitted on any labels).
 """
@@ -46,7 +48,8 @@ from ragjudge.judges.offline.features import (
 )
 
 PARAMS_DIR = Path(__file__).resolve().parent / "params"
-DEFAULT_PARAMS = PARAMS_DIR / "v3.json"
+DEFAULT_PARAMS = PARAMS_DIR / "v2.json"
+MODEL_PARAMS = PARAMS_DIR / "v3.json"
 PRIOR_PARAMS = PARAMS_DIR / "v0-hand.json"
 ENV_VAR = "RAGJUDGE_OFFLINE_PARAMS"
 SCHEMA_VERSION = 1
