@@ -100,13 +100,10 @@ def main() -> None:
         t0 = time.time()
         scores[variant] = E.model_scores(items, m.logits, card.top_windows, card.min_overlap)
         seconds[variant] = time.time() - t0
-    sets = sorted({i.set for i in items})
+    masks = {n: np.array([i.set == n for i in items]) for n in sorted({i.set for i in items})}
     per_set: dict[str, dict[str, float]] = {}
     for variant, s in scores.items():
-        per_set[variant] = {}
-        for name in sets:
-            mask = np.array([i.set == name for i in items])
-            per_set[variant][name] = round(E.auroc(y[mask], s[mask]), 4)
+        per_set[variant] = {n: round(E.auroc(y[m], s[m]), 4) for n, m in masks.items()}
         mean = np.mean(list(per_set[variant].values()))
         per_set[variant]["mean"] = round(float(mean), 4)
         print(f"{variant}: val AUROC mean {mean:.3f} ({seconds[variant]:.0f}s) {per_set[variant]}")
@@ -121,9 +118,7 @@ def main() -> None:
     p = lr.predict_proba(x)[:, 1]
     t_sup = E.best_threshold(y, p, w)
     bacc = E.bacc_at(t_sup)(y, p)
-    both = {
-        n: E.auroc(y[[i.set == n for i in items]], p[[i.set == n for i in items]]) for n in sets
-    }
+    both = {n: E.auroc(y[m], p[m]) for n, m in masks.items()}
     print(
         f"chosen {chosen}; calibration logit {coef[0]:.4f} overlap {coef[1]:.4f} b={b:.4f}; "
         f"decision cut {t_sup:.3f}; val balanced accuracy (pooled) {bacc:.3f}; "

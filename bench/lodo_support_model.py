@@ -64,7 +64,7 @@ def train_fold(name: str, work: Path, args: argparse.Namespace) -> Path:
     return onnx
 
 
-def score_fold(name: str, onnx: Path, its: list[D.Item], pool, args) -> dict:
+def score_fold(name: str, onnx: Path, its: list[D.Item], pool, shipped: SupportModel, args) -> dict:
     card = ModelCard()
     model = F.model_for(onnx, card, onnx.parent / "scoring")
     fold_s = E.model_scores(its, model.logits, card.top_windows, card.min_overlap)
@@ -73,7 +73,6 @@ def score_fold(name: str, onnx: Path, its: list[D.Item], pool, args) -> dict:
     keep = [p for p in pool if p[3] != name]
     pool_ov = np.array([overlap(stems(p[0]), p[1]) for p in keep])
     ov_t = E.best_threshold(np.array([p[2] for p in keep]), pool_ov)
-    shipped = SupportModel()
     calib = load_params(MODEL_PARAMS).support_model
     assert calib is not None, "params/v3.json has no claim-support calibration"
     c = shipped.card
@@ -118,13 +117,14 @@ def main() -> None:
     pool, _ = T.sample(D.load(root), args.per_set, args.hard, random.Random(args.seed))
     data = json.loads(path.read_text()) if path.exists() else {"rows": {}}
     data["args"] = vars(args)
+    shipped = SupportModel()
     for name in args.sets.split(","):
         if name in data["rows"]:
             continue
         t1 = time.time()
         onnx = train_fold(name, work, args)
         its = E.sample_test(D.eval_items(root, name), args.items, args.seed)
-        data["rows"][name] = row = score_fold(name, onnx, its, pool, args)
+        data["rows"][name] = row = score_fold(name, onnx, its, pool, shipped, args)
         data["means"] = means_of(data["rows"])
         path.write_text(json.dumps(data, indent=1))
         print(

@@ -21,7 +21,7 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from support_data import Item
 
 from ragjudge.judges.offline.supportmodel import NO_EVIDENCE
-from ragjudge.judges.offline.windows import overlap, ranked, stems
+from ragjudge.judges.offline.windows import overlap, scored, stems
 
 
 def parts(item: Item) -> list[str]:
@@ -37,9 +37,8 @@ def model_scores(
     owner: list[tuple[int, int]] = []
     for n, it in enumerate(items):
         for m, claim in enumerate(parts(it)):
-            words = stems(claim)
-            for k in ranked(claim, it.passages)[:top]:
-                if overlap(words, it.passages[k]) >= min_overlap:
+            for k, share in scored(claim, it.passages)[:top]:
+                if share >= min_overlap:
                     pairs.append((claim, it.passages[k]))
                     owner.append((n, m))
     values = logits(pairs)

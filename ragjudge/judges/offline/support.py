@@ -104,7 +104,8 @@ def _model_support(
     feats = np.zeros((len(claims), len(chunks), len(MODEL_FEATURES)))
     if not claims or not chunks:
         return Support(np.zeros((len(claims), len(chunks))), feats, MODEL_FEATURES)
-    texts = [f"{question.strip()} {c.text}" if question.strip() else c.text for c in chunks]
+    given_text = question.strip()
+    texts = [f"{given_text} {c.text}" if given_text else c.text for c in chunks]
     logits, shares = shared_model().chunk_scores(claims, texts)
     given = frozenset(stems(question))
     feats[:, :, 0] = logits

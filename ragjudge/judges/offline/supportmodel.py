@@ -38,7 +38,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from ragjudge.errors import ConfigError
-from ragjudge.judges.offline.windows import overlap, ranked, stems, windows
+from ragjudge.judges.offline.windows import scored, windows
 
 MODEL_DIR = Path(__file__).resolve().parent / "model"
 META_FILE = MODEL_DIR / "support.json"
@@ -159,13 +159,12 @@ class SupportModel:
         cells: list[tuple[int, int]] = []
         shares = np.zeros((len(claims), len(chunks)))
         for i, claim in enumerate(claims):
-            words = stems(claim)
             for j, ws in enumerate(per_chunk):
-                order = ranked(claim, ws)
+                order = scored(claim, ws)
                 if order:
-                    shares[i, j] = overlap(words, ws[order[0]])
-                for k in order[: self.card.top_windows]:
-                    if overlap(words, ws[k]) >= self.card.min_overlap:
+                    shares[i, j] = order[0][1]
+                for k, share in order[: self.card.top_windows]:
+                    if share >= self.card.min_overlap:
                         pairs.append((claim, ws[k]))
                         cells.append((i, j))
         logits = np.full((len(claims), len(chunks)), NO_EVIDENCE)

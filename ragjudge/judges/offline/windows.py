@@ -7,7 +7,8 @@ passages a claim is checked against.
   one window). A unit longer than ``WINDOW_WORDS`` is its own window.
 - ``overlap(claim_words, window)``: the share of the claim's content words (5-letter prefixes,
   so "elected"/"election" match) found in the window.
-- ``ranked(claim, windows)``: window indices by decreasing ``overlap`` (ties: earlier first).
+- ``ranked(claim, windows)``: window indices by decreasing ``overlap`` (ties: earlier first);
+  ``scored`` gives each index with its overlap.
 
 Training (bench/train_support_model.py) and inference use the same two functions, so the model
 sees the same kind of passage in both. The best window counts (the way MiniCheck and SummaC
@@ -52,8 +53,13 @@ def overlap(claim_stems: set[str], window: str) -> float:
     return len(claim_stems & stems(window)) / len(claim_stems)
 
 
-def ranked(claim: str, passages: list[str]) -> list[int]:
-    """Indices of ``passages`` by decreasing overlap with ``claim`` (stable)."""
+def scored(claim: str, passages: list[str]) -> list[tuple[int, float]]:
+    """``(index, overlap)`` of ``passages`` by decreasing overlap with ``claim`` (stable)."""
     cs = stems(claim)
     scores = [overlap(cs, p) for p in passages]
-    return sorted(range(len(passages)), key=lambda k: -scores[k])
+    return sorted(enumerate(scores), key=lambda kv: -kv[1])
+
+
+def ranked(claim: str, passages: list[str]) -> list[int]:
+    """Indices of ``passages`` by decreasing overlap with ``claim`` (stable)."""
+    return [k for k, _ in scored(claim, passages)]
