@@ -29,7 +29,9 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -72,6 +74,38 @@ def weights(items: list[D.Item]) -> np.ndarray:
     return np.array([1.0 / cells[(it.set, it.label)] for it in items]) * len(items) / len(cells)
 
 
+def val_items(root: Path, sets: Sequence[str], limit: int) -> list[D.Item]:
+    """The validation items of ``sets``: a seeded sample of at most ``limit`` per set."""
+    items: list[D.Item] = []
+    for name in sets:
+        val = [i for i in D.eval_items(root, name) if i.split == "val"]
+        as_test = [i.__class__(**{**i.__dict__, "split": "test"}) for i in val]
+        items.extend(E.sample_test(as_test, limit, seed=0))
+    return items
+
+
+class Calibration(NamedTuple):
+    """``P = sigmoid(coef[0] * logit + coef[1] * overlap + b)``, decision at ``P >= cut``."""
+
+    coef: list[float]
+    b: float
+    cut: float
+
+    def proba(self, logit: np.ndarray, overlap: np.ndarray) -> np.ndarray:
+        z = self.coef[0] * logit + self.coef[1] * overlap + self.b
+        return np.asarray(1.0 / (1.0 + np.exp(-z)))
+
+
+def calibrate(items: list[D.Item], logits: np.ndarray) -> Calibration:
+    """Steps 2 and 3 of the module docstring on ``items`` scored ``logits``."""
+    y = np.array([i.label for i in items])
+    w = weights(items)
+    x = np.c_[logits, E.overlap_scores(items)]
+    lr = LogisticRegression(C=100.0).fit(x, y, sample_weight=w)
+    coef, b = [float(v) for v in lr.coef_[0]], float(lr.intercept_[0])
+    return Calibration(coef, b, E.best_threshold(y, lr.predict_proba(x)[:, 1], w))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--run", required=True, help="the training output folder")
@@ -80,18 +114,9 @@ def main() -> None:
     args = ap.parse_args()
     run = Path(args.run)
     card = ModelCard()
-    items: list[D.Item] = []
     root = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-    root = Path(os.environ.get("RAGJUDGE_SHARED_DATA", root))
-    for name in D.SETS:
-        val = [i for i in D.eval_items(root, name) if i.split == "val"]
-        items.extend(
-            E.sample_test(
-                [i.__class__(**{**i.__dict__, "split": "test"}) for i in val], args.limit, seed=0
-            )
-        )
+    items = val_items(Path(os.environ.get("RAGJUDGE_SHARED_DATA", root)), D.SETS, args.limit)
     y = np.array([i.label for i in items])
-    w = weights(items)
     tmp = Path(tempfile.mkdtemp(prefix="support_fit_"))
     scores: dict[str, np.ndarray] = {}
     seconds: dict[str, float] = {}
@@ -110,13 +135,11 @@ def main() -> None:
     if per_set["int8"]["mean"] < per_set["fp32"]["mean"] - 0.01:
         sys.exit("int8 loses more than 0.01 of mean AUROC; fp32 is over the 30 MB package limit")
     chosen = "int8"
-    x = np.c_[scores[chosen], E.overlap_scores(items)]
-    lr = LogisticRegression(C=100.0).fit(x, y, sample_weight=w)
-    coef, b = [float(v) for v in lr.coef_[0]], float(lr.intercept_[0])
+    cal = calibrate(items, scores[chosen])
+    coef, b, t_sup = cal.coef, cal.b, cal.cut
     if min(coef) < 0:
         sys.exit(f"a calibration coefficient is negative ({coef}): the judge would not be monotone")
-    p = lr.predict_proba(x)[:, 1]
-    t_sup = E.best_threshold(y, p, w)
+    p = cal.proba(scores[chosen], E.overlap_scores(items))
     bacc = E.bacc_at(t_sup)(y, p)
     both = {n: E.auroc(y[m], p[m]) for n, m in masks.items()}
     print(

@@ -6,18 +6,21 @@ shipped model, on the same items.
     .venv/bin/python bench/lodo_support_model.py --work /tmp/lodo --json lodo.json --table
 
 For each set of ``support_data.LODO_SETS``: ``bench/train_support_model.py --exclude SET``
-(the shipped recipe: same seed, freeze, learning rate and windows, on ``--per-set`` pairs per
-training set plus ``--hard`` made-up hard negatives, one pass; smaller than the shipped run so
-the eight folds fit the 2 shared cores), exported to int8 ONNX, then scored on the held-out
-set's test split (a seeded sample of ``--items`` items; each claim against its best
+(the shipped recipe: same seed, freeze, learning rate, passes and windows, on ``--per-set``
+pairs per training set plus ``--hard`` made-up hard negatives, ``--epochs`` passes; smaller
+than the shipped run so the eight folds fit the 2 cores), exported to int8 ONNX, then scored
+on the held-out set's test split (a seeded sample of ``--items`` items; each claim against its best
 ``top_windows`` windows by overlap, as the judges run it). A finished fold is reused, so the
 command resumes after a crash. Statistics with 95% bootstrap intervals (1,000 resamples of
 items): AUROC and balanced accuracy (BA). Thresholds are never fitted on the held-out set: the
 fold model at logit 0 (it is trained on balanced data), v2 at its decision threshold 0.5,
 overlap at the cut with the best BA on the other sets' training pairs, the shipped model at its
-calibrated decision (p >= 0.5, ``params/v3.json``). The SHIPPED model is not a LODO model: it was
-trained on every set's train split, so on these test splits it is in-domain (other documents or
-claims of the same sets), and is reported as such. ``--table`` prints the markdown table.
+calibrated decision (p >= 0.5, ``params/v3.json``), and the fold model calibrated as the
+shipped one is (``fit_support_model.calibrate``: logit and word overlap, its cut, fitted on the
+validation split of the fold's training sets only, ``--val-limit`` items per set). The SHIPPED
+model is not a LODO model: it was trained on every set's train split, so on these test splits
+it is in-domain (other documents or claims of the same sets), and is reported as such.
+``--table`` prints the markdown table.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from ragjudge.judges.offline.supportmodel import ModelCard, SupportModel
 from ragjudge.judges.offline.windows import overlap, stems
 
 HERE = Path(__file__).resolve().parent
-COLS = ("fold", "v2", "overlap", "shipped")
+COLS = ("fold", "calibrated", "v2", "overlap", "shipped")
 
 
 def train_fold(name: str, work: Path, args: argparse.Namespace) -> Path:
@@ -59,6 +62,7 @@ def train_fold(name: str, work: Path, args: argparse.Namespace) -> Path:
         return onnx
     base = [sys.executable, str(HERE / "train_support_model.py"), "--out", str(out)]
     opts = ["--exclude", name, "--per-set", str(args.per_set), "--hard", str(args.hard)]
+    opts += ["--epochs", str(args.epochs)]
     subprocess.run([*base, *opts, "--resume", "--max-minutes", "0"], check=True)
     subprocess.run([*base, "--export"], check=True)
     return onnx
@@ -70,6 +74,9 @@ def score_fold(name: str, onnx: Path, its: list[D.Item], pool, shipped: SupportM
     fold_s = E.model_scores(its, model.logits, card.top_windows, card.min_overlap)
     y = np.array([it.label for it in its])
     ov = E.overlap_scores(its)
+    val = F.val_items(T.shared_data(), [s for s in D.SETS if s != name], args.val_limit)
+    cal = F.calibrate(val, E.model_scores(val, model.logits, card.top_windows, card.min_overlap))
+    fold_p = cal.proba(fold_s, ov)
     keep = [p for p in pool if p[3] != name]
     pool_ov = np.array([overlap(stems(p[0]), p[1]) for p in keep])
     ov_t = E.best_threshold(np.array([p[2] for p in keep]), pool_ov)
@@ -83,6 +90,8 @@ def score_fold(name: str, onnx: Path, its: list[D.Item], pool, shipped: SupportM
         "supported_share": round(float(y.mean()), 3),
         "fold_auroc": E.boot(y, fold_s, E.auroc),
         "fold_bacc": E.boot(y, fold_s, E.bacc_at(0.0)),
+        "calibrated_auroc": E.boot(y, fold_p, E.auroc),
+        "calibrated_bacc": E.boot(y, fold_p, E.bacc_at(cal.cut)),
         "overlap_auroc": E.boot(y, ov, E.auroc),
         "overlap_bacc": E.boot(y, ov, E.bacc_at(ov_t)),
         "shipped_auroc": E.boot(y, ship, E.auroc),
@@ -101,8 +110,12 @@ def main() -> None:
     ap.add_argument("--json", required=True)
     ap.add_argument("--per-set", type=int, default=600)
     ap.add_argument("--hard", type=int, default=600)
+    ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--items", type=int, default=200, help="test items per held-out set")
     ap.add_argument("--seed", type=int, default=17)
+    ap.add_argument(
+        "--val-limit", type=int, default=250, help="validation items per set (fold calibration)"
+    )
     ap.add_argument("--sets", default=",".join(D.LODO_SETS))
     ap.add_argument("--no-v2", action="store_true", help="skip the (slow) v2 column")
     ap.add_argument("--table", action="store_true", help="print the table of --json")

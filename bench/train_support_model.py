@@ -1,24 +1,26 @@
 """Train the offline claim-support model: the bundled MiniLM's transformer fine-tuned as a
 cross-encoder (claim, evidence window) -> P(supported), exported to ONNX for the package.
 
-One command (seeded; the data mix is written beside the weights):
+One command (seeded; the data mix is written beside the weights), then the export; the shipped
+model was trained with
 
-    nohup nice -n 19 .venv/bin/python bench/train_support_model.py --out /tmp/support_run \
-        > /tmp/h5_train.log 2>&1 &
+    .venv/bin/python bench/train_support_model.py --out /tmp/support_run --per-set 2400 \
+        --hard 3000 --freeze 2 --epochs 2
     .venv/bin/python bench/train_support_model.py --out /tmp/support_run --export
 
 Training (``train``): sets of bench/support_data.py, train split only (ExpertQA, WikiEval and
-HaluQuestQA are never used: they stay held out). Per set, ``--per-set`` pairs with equal positives
-and negatives (the minority class is repeated at most twice), so every set and class weighs the same
-whatever its size and prior; plus ``--hard`` made-up hard negatives (support_data.hard_negative)
-drawn evenly from the sampled supported pairs. Each pair is (claim, its best window by overlap).
-Model: MiniLM (6 layers) -> masked mean pooling -> linear -> logit, binary cross-entropy. Embeddings
-and the lowest ``--freeze`` layers are frozen. AdamW, lr ``--lr`` (head x20), 6% warm-up then linear
-decay, batch 16, one pass, dynamic padding (batches of similar length), at most ``--max-len`` word
-pieces ("[CLS] claim [SEP] window [SEP]", the longer of the two truncated first). A checkpoint is
-written every ``--save-every`` steps; ``--resume`` continues from the last one with the same data
-order. ``--max-minutes`` stops early (the step is recorded; ``--stop-at STEP`` reproduces such a run
-exactly, as the learning-rate schedule depends on the planned steps only).
+HaluQuestQA are never used: they stay held out). Per set, ``--per-set`` pairs with equal
+positives and negatives (the minority class is repeated at most twice), so every set and class
+weighs the same whatever its size and prior; plus ``--hard`` made-up hard negatives
+(support_data.hard_negative) drawn evenly from the sampled supported pairs. Each pair is
+(claim, its best window by overlap). Model: MiniLM (6 layers) -> masked mean pooling -> linear
+-> logit, binary cross-entropy. Embeddings and the lowest ``--freeze`` layers are frozen.
+AdamW, lr ``--lr`` (head x20), 6% warm-up then linear decay, batch 16, ``--epochs`` passes
+(each reshuffled), dynamic padding (batches of similar length), at most ``--max-len`` word
+pieces ("[CLS] claim [SEP] window [SEP]", the longer of the two truncated first). A checkpoint
+is written every ``--save-every`` steps; ``--resume`` continues from the last one with the same
+data order. ``--max-minutes`` stops early (the step is recorded; ``--stop-at STEP`` reproduces
+such a run exactly, as the learning-rate schedule depends on the planned steps only).
 
 Export (``--export``): the last checkpoint -> ONNX (opset 17, dynamic batch and length) ->
 int8 dynamic quantisation with per-channel weight scales (onnxruntime; per-tensor scales lost
@@ -152,16 +154,22 @@ def encode(tok, pairs: list[tuple], max_len: int) -> list[tuple[list[int], list[
     return out
 
 
-def batches(n_examples: int, lengths: list[int], rng: random.Random) -> list[list[int]]:
-    """Index batches of similar length: shuffled, sorted within blocks of 50 batches."""
-    order = list(range(n_examples))
-    rng.shuffle(order)
+def batches(
+    n_examples: int, lengths: list[int], rng: random.Random, epochs: int = 1
+) -> list[list[int]]:
+    """Index batches of similar length, ``epochs`` passes each shuffled anew: every pass sorts
+    within blocks of 50 batches and shuffles the batches."""
     out = []
     block = BATCH * 50
-    for s in range(0, len(order), block):
-        chunk = sorted(order[s : s + block], key=lambda i: lengths[i])
-        out.extend(chunk[k : k + BATCH] for k in range(0, len(chunk), BATCH))
-    rng.shuffle(out)
+    for _ in range(epochs):
+        order = list(range(n_examples))
+        rng.shuffle(order)
+        one = []
+        for s in range(0, len(order), block):
+            chunk = sorted(order[s : s + block], key=lambda i: lengths[i])
+            one.extend(chunk[k : k + BATCH] for k in range(0, len(chunk), BATCH))
+        rng.shuffle(one)
+        out.extend(one)
     return out
 
 
@@ -192,7 +200,7 @@ def train(args: argparse.Namespace) -> None:
     encoded = encode(tok, pairs, args.max_len)
     labels = [p[2] for p in pairs]
     lengths = [len(e[0]) for e in encoded]
-    plan = batches(len(pairs), lengths, rng)
+    plan = batches(len(pairs), lengths, rng, args.epochs)
     print(
         f"data: {len(pairs)} pairs, {len(plan)} steps, mean length {np.mean(lengths):.0f}, "
         f"prep {time.time() - t0:.0f}s",
@@ -207,6 +215,7 @@ def train(args: argparse.Namespace) -> None:
         "lr": args.lr,
         "max_len": args.max_len,
         "batch": BATCH,
+        "epochs": args.epochs,
         "steps_planned": len(plan),
         "excluded": list(args.exclude),
         "mix": mix,
@@ -323,6 +332,7 @@ def main() -> None:
     ap.add_argument("--freeze", type=int, default=3)
     ap.add_argument("--lr", type=float, default=5e-5)
     ap.add_argument("--max-len", type=int, default=128)
+    ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--save-every", type=int, default=100)
     ap.add_argument("--max-minutes", type=float, default=55.0)
