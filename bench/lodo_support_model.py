@@ -108,10 +108,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--work", required=True, help="folder for the fold models (reused)")
     ap.add_argument("--json", required=True)
-    ap.add_argument("--per-set", type=int, default=600)
-    ap.add_argument("--hard", type=int, default=600)
+    ap.add_argument("--per-set", type=int, default=500)
+    ap.add_argument("--hard", type=int, default=500)
     ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--items", type=int, default=200, help="test items per held-out set")
+    ap.add_argument("--items", type=int, default=150, help="test items per held-out set")
     ap.add_argument("--seed", type=int, default=17)
     ap.add_argument(
         "--val-limit", type=int, default=250, help="validation items per set (fold calibration)"
