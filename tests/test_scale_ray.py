@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from ragjudge.llm.limiter import PacedGate
@@ -178,12 +179,21 @@ def test_two_workers_keep_one_request_rate(
         stats = srv.stats()
     assert [r.status.value for r in results["answer_relevancy"]] == ["ok"] * n
     assert stats["over_rpm"] == 0 and len(stamps) >= n
-    # Even slots, no burst: a second holds its share, give or take a request whose connection
-    # was slow to open (the server's bucket, one second deep, refused none).
-    per_second = max(sum(t <= s < t + 1 for s in stamps) for t in stamps)
-    assert per_second <= rpm / 60 + 2
-    achieved = (len(stamps) - 1) / (stamps[-1] - stamps[0]) * 60
-    assert 0.8 * rpm <= achieved <= 1.02 * rpm  # 2 workers, one limit (not twice it)
+    # Even slots, no burst: any two seconds hold their share (20 here; the gate lets a sender
+    # go up to one slot late) and a few more: a worker's first requests each open a connection
+    # after their slot, and on the loaded 2-core machine up to five of them were seen landing
+    # within 50 ms. Two unshared limits would put 40 there. The server's bucket, one second
+    # deep, refused none (above).
+    per_two_seconds = max(sum(t <= s < t + 2 for s in stamps) for t in stamps)
+    assert per_two_seconds <= 2 * rpm / 60 + 5, " ".join(f"{s - stamps[0]:.3f}" for s in stamps)
+    # The sustained rate: 60 / the least-squares slope of arrival time on arrival order, so one
+    # late first request (a worker opening its connection) does not read as a faster rate, as
+    # it would in (n - 1) / (last - first).
+    slope = float(np.polyfit(np.arange(len(stamps)), np.array(stamps), 1)[0])
+    achieved = 60 / slope
+    end_to_end = (len(stamps) - 1) / (stamps[-1] - stamps[0]) * 60
+    # 2 workers, one limit (not twice it)
+    assert 0.8 * rpm <= achieved <= 1.02 * rpm, f"{achieved:.1f} RPM ({end_to_end:.1f} end to end)"
 
 
 async def test_paced_gate_spaces_requests_and_tokens_and_pauses() -> None:
