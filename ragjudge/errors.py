@@ -35,10 +35,15 @@ class StateFileError(RagjudgeError):
 def sqlite_file_error(path: str | Path, exc: BaseException) -> StateFileError:
     """The one-line error for a ``sqlite3`` failure on the state file ``path``.
 
-    A read-only file or folder says so and points at ``RAGJUDGE_HOME``; anything else (``file
+    A file another process keeps locked past the busy timeout says so; a read-only file or
+    folder says so and points at ``RAGJUDGE_HOME``; anything else (``file
     is not a database``, ``database disk image is malformed``) is a corrupt or truncated file,
     to be moved aside (a new one is created on the next run)."""
     msg = str(exc)
+    if "locked" in msg:
+        return StateFileError(
+            f"{path}: locked by another process for too long ({msg}); let it finish, then run again"
+        )
     if "readonly" in msg or "read-only" in msg or "unable to open" in msg:
         return StateFileError(
             f"{path}: cannot write ({msg}): the state folder is read-only; "

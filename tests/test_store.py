@@ -6,6 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -188,3 +189,13 @@ def test_run_lock_is_exclusive_and_released_by_process_death(tmp_path):
         holder.wait()
     with RunLock(path, "r1"):
         pass
+
+
+def test_a_locked_state_file_is_reported_as_locked_not_corrupt(tmp_path: Path) -> None:
+    from ragjudge.errors import sqlite_file_error
+
+    path = tmp_path / "x.sqlite"
+    locked = str(sqlite_file_error(path, sqlite3.OperationalError("database is locked")))
+    corrupt = str(sqlite_file_error(path, sqlite3.DatabaseError("file is not a database")))
+    assert "locked by another process" in locked and "corrupt" not in locked
+    assert "corrupt or truncated" in corrupt and str(path) in locked

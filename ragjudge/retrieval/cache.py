@@ -29,7 +29,9 @@ class VectorCache:
     def __init__(self, model: str, kind: str = "pooled") -> None:
         self.path = state_path("embeddings", f"{_safe(model)}.{kind}.sqlite")
         self.dtype = np.float16 if kind == "tokens" else np.float32
-        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        # Workers of one run share the file: wait up to 30 s for another process's write or
+        # its WAL recovery (after a killed process) instead of failing the judge.
+        self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
