@@ -68,13 +68,15 @@ def train_fold(name: str, work: Path, args: argparse.Namespace) -> Path:
     return onnx
 
 
-def score_fold(name: str, onnx: Path, its: list[D.Item], pool, shipped: SupportModel, args) -> dict:
+def score_fold(
+    name: str, onnx: Path, its: list[D.Item], pool, val_all, shipped: SupportModel, args
+) -> dict:
     card = ModelCard()
     model = F.model_for(onnx, card, onnx.parent / "scoring")
     fold_s = E.model_scores(its, model.logits, card.top_windows, card.min_overlap)
     y = np.array([it.label for it in its])
     ov = E.overlap_scores(its)
-    val = F.val_items(T.shared_data(), [s for s in D.SETS if s != name], args.val_limit)
+    val = [i for i in val_all if i.set != name]
     cal = F.calibrate(val, E.model_scores(val, model.logits, card.top_windows, card.min_overlap))
     fold_p = cal.proba(fold_s, ov)
     keep = [p for p in pool if p[3] != name]
@@ -131,13 +133,14 @@ def main() -> None:
     data = json.loads(path.read_text()) if path.exists() else {"rows": {}}
     data["args"] = vars(args)
     shipped = SupportModel()
+    val_all = F.val_items(root, D.SETS, args.val_limit)  # read once; each fold drops its set
     for name in args.sets.split(","):
         if name in data["rows"]:
             continue
         t1 = time.time()
         onnx = train_fold(name, work, args)
         its = E.sample_test(D.eval_items(root, name), args.items, args.seed)
-        data["rows"][name] = row = score_fold(name, onnx, its, pool, shipped, args)
+        data["rows"][name] = row = score_fold(name, onnx, its, pool, val_all, shipped, args)
         data["means"] = means_of(data["rows"])
         path.write_text(json.dumps(data, indent=1))
         print(
