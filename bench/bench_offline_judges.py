@@ -6,17 +6,22 @@ Items: the 60 demo questions (``datasets/demo``), each with its reference as the
 contexts (its judged-relevant documents first, then other documents of the corpus, in a fixed
 order). One item = all five judges on it.
 
-Measured in the same process, with the encoder and the claim-support model loaded first:
-- ``offline, cold``: the judges on ``params/v3.json`` (the claim-support model) with a
-  fresh embedding cache and an empty support-model cache, every text encoded once (the first
-  run);
-- ``offline, warm``: the same items again with the caches filled (what a k-sweep or a rerun of
-  the other judges on the same item pays);
-- ``v2 judges, cold``: the default judges (``params/v2.json``: support from embedding
-  features), a fresh embedding cache;
+Measured in the same process, with the encoder and the claim-support model loaded first, each
+cold pass with a fresh embedding cache (every text encoded once) and the claim-support model's
+pair cache empty:
+- ``v3, cold``: the judges on ``params/v3.json`` (the claim-support model) as every runner
+  calls them (``ragjudge.judges.runner.run_judges``: each slice of items prepared first, so the
+  texts are encoded in one batch per judge);
+- ``v3, warm``: the same again with the caches filled (what a k-sweep or a rerun of the other
+  judges on the same item pays);
+- ``v2, cold``: the default judges (``params/v2.json``: support from embedding features), as
+  every runner calls them;
+- ``v2, cold, item by item``: the same judges called one item at a time (``judge(item)``, no
+  ``prepare``): how runners called them before batched preparation;
 - ``peer: content-word overlap``: the plain baseline (share of the answer's content words found
   in the contexts), the cheapest possible faithfulness signal;
-- ``encoder``: raw sentences/s of the bundled model on the same texts, the cost floor.
+- ``encoder``: raw sentences/s of the bundled model on the same texts in one call, the floor.
+The results of the batched and item-by-item passes are compared (largest score difference).
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ from ragjudge.judges.offline.params import (  # noqa: E402
     load_params,
 )
 from ragjudge.judges.offline.supportmodel import shared_model  # noqa: E402
+from ragjudge.judges.runner import run_judges  # noqa: E402
 from ragjudge.resources import demo_dir  # noqa: E402
 from ragjudge.schema import JudgeInput  # noqa: E402
 from ragjudge.text import content_words  # noqa: E402
@@ -101,15 +107,23 @@ def five(params: Params, cache: EmbeddingCache) -> list:
     ]
 
 
-def judge_all(judges: list, items: list[JudgeInput]) -> float:
-    async def go() -> None:
-        for item in items:
-            for j in judges:
-                await j.judge(item)
+def item_by_item(judges: list, items: list[JudgeInput]) -> tuple[float, list[float | None]]:
+    """Seconds to judge ``items`` one call at a time, and the scores (judge-major)."""
+
+    async def go() -> list[float | None]:
+        return [(await j.judge(item)).score for j in judges for item in items]
 
     t = time.perf_counter()
-    asyncio.run(go())
-    return time.perf_counter() - t
+    scores = asyncio.run(go())
+    return time.perf_counter() - t, scores
+
+
+def as_runners_do(judges: list, items: list[JudgeInput]) -> tuple[float, list[float | None]]:
+    """Seconds to judge ``items`` through ``run_judges`` (slices prepared), and the scores."""
+    t = time.perf_counter()
+    out = asyncio.run(run_judges(judges, items, progress=False))
+    seconds = time.perf_counter() - t
+    return seconds, [r.score for j in judges for r in out[j.name]]
 
 
 def main() -> None:
@@ -130,10 +144,13 @@ def main() -> None:
     items = demo_items(args.k) * args.repeat
     cache = EmbeddingCache(encoder)
     judges = five(load_params(MODEL_PARAMS), cache)
-    cold = judge_all(judges, items)
+    cold, _ = as_runners_do(judges, items)
     encoded = cache.encoded
-    warm = judge_all(judges, items)
-    cold_v2 = judge_all(five(load_params(PARAMS_DIR / "v2.json"), EmbeddingCache(encoder)), items)
+    warm, _ = as_runners_do(judges, items)
+    v2 = load_params(PARAMS_DIR / "v2.json")
+    cold_v2, batched = as_runners_do(five(v2, EmbeddingCache(encoder)), items)
+    single_v2, single = item_by_item(five(v2, EmbeddingCache(encoder)), items)
+    gap = max(abs((a or 0.0) - (b or 0.0)) for a, b in zip(batched, single, strict=True))
 
     t = time.perf_counter()
     for item in items:
@@ -147,9 +164,10 @@ def main() -> None:
 
     n = len(items)
     rows = [
-        ("offline, cold (5 judges)", n / cold),
-        ("offline, warm (5 judges)", n / warm),
-        ("v2 judges, cold (5 judges)", n / cold_v2),
+        ("v3, cold (5 judges)", n / cold),
+        ("v3, warm (5 judges)", n / warm),
+        ("v2, cold (5 judges)", n / cold_v2),
+        ("v2, cold, item by item", n / single_v2),
         ("peer: content-word overlap", n / peer),
     ]
     print(
@@ -165,9 +183,10 @@ def main() -> None:
         "faster than cold offline judging (it reads no embeddings)"
     )
     print(
-        f"cold pass: {cold / n * 1000:.0f} ms/item of which encoding about "
-        f"{enc / len(texts) * encoded / n * 1000:.0f} ms; v2 judges cold / v3 cold: "
-        f"{cold_v2 / cold:.2f}x; support model load {load:.2f}s"
+        f"v2 cold: item by item / batched {single_v2 / cold_v2:.2f}x (largest score difference "
+        f"{gap:.1e}); v3 / v2 cold {cold / cold_v2:.2f}x; encoding alone at the one-call rate "
+        f"would take {enc / len(texts) * encoded / n * 1000:.0f} ms of a v3 item; support model "
+        f"load {load:.2f}s"
     )
 
 

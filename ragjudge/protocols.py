@@ -15,6 +15,12 @@ Contracts:
 - ``PrefixJudge`` (a judge with ``at_k``) judges once at the largest k and derives the result
   at any smaller k from the prefix of its evidence (context recall and precision), at no
   further cost; the sweep treats every judge with ``at_k`` so, whatever its name.
+- ``BatchedJudge`` (a judge with ``prepare``) does, for many items at once, work its ``judge``
+  would otherwise do item by item (the offline judges encode every text of the items in one
+  batch). ``prepare`` changes when the work is paid, not the results (the offline judges'
+  scores move by the encoder's float rounding only, under 1e-6); every runner
+  (``ragjudge.judges.runner.prepared_slices``) calls it on each slice of items before judging
+  them.
 - ``Executor`` carries out a sweep's plan (``ragjudge.sweep.plan``) stage by stage and writes
   every result through the run store as soon as it exists; the sweep ships the in-process one
   (``ragjudge.sweep.execute.InProcessExecutor``) and the Ray one
@@ -83,6 +89,15 @@ class Judge(Protocol):
 @runtime_checkable
 class PrefixJudge(Judge, Protocol):
     def at_k(self, result: JudgeResult, k: int) -> JudgeResult: ...
+
+
+@runtime_checkable
+class BatchedJudge(Judge, Protocol):
+    def prepare(self, items: Sequence[JudgeInput]) -> None:
+        """Do now, in batches, the work ``judge`` would do for ``items``: afterwards
+        ``judge(item)`` returns what it would have returned without it (up to float rounding),
+        only sooner."""
+        ...
 
 
 @runtime_checkable

@@ -167,7 +167,7 @@ class Worker:
         self, name: str, items: Sequence[JudgeInput]
     ) -> tuple[list[JudgeResult], list[Any]]:
         """Judge ``name``'s result for each item (in order) and the ledger entries."""
-        from ragjudge.judges.runner import judge_one
+        from ragjudge.judges.runner import judge_one, prepared_slices
 
         judge = self.parts.judges[name]
         sem = asyncio.Semaphore(self.concurrency)
@@ -176,5 +176,7 @@ class Worker:
             async with sem:
                 return await judge_one(judge, item)
 
-        results = await asyncio.gather(*(one(i) for i in items))
-        return list(results), self._drain()
+        results: list[JudgeResult] = []
+        for part in prepared_slices([judge], items):
+            results += await asyncio.gather(*(one(items[i]) for i in part))
+        return results, self._drain()

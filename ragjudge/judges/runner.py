@@ -4,17 +4,18 @@
 ``concurrency`` slots and returns, per judge name, the results in item order. A judge that
 raises (a bug in it, not a failed call: those already come back typed) becomes a
 ``provider_error`` result carrying the exception's message, so a run never crashes and never
-produces a NaN.
+produces a NaN. Every runner (this one, the sweep's executors, the Ray workers) walks the items
+in ``prepared_slices``, so a judge that batches (``BatchedJudge``) prepares each slice first.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from ragjudge.judges.base import conform, precheck, result_backend
 from ragjudge.judges.items import cap_item, record_truncation
-from ragjudge.protocols import Judge
+from ragjudge.protocols import BatchedJudge, Judge
 from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
 
 
@@ -47,6 +48,32 @@ async def judge_one(judge: Judge, item: JudgeInput) -> JudgeResult:
         raise
     except Exception as exc:
         return crashed(judge, item, exc)
+
+
+PREPARE_SLICE = 256
+"""Items prepared at once: each slice is prepared, then judged, so that what ``prepare``
+computed (the offline judges: about 20 vectors an item) is still cached when it is used."""
+
+
+def prepared_slices(judges: Sequence[Judge], items: Sequence[JudgeInput]) -> Iterator[range]:
+    """The index ranges of ``items`` to judge one after another. When some of ``judges``
+    batches (``BatchedJudge``): slices of ``PREPARE_SLICE``, each prepared by those judges on
+    the items as ``judge_one`` passes them (pre-checked, cut) just before it is yielded;
+    otherwise one range of them all. A ``prepare`` that raises is passed over: it changes no
+    result, and judging the items reports the error."""
+    batched = [j for j in judges if isinstance(j, BatchedJudge)]
+    step = PREPARE_SLICE if batched else max(len(items), 1)
+    for start in range(0, len(items), step):
+        part = range(start, min(start + step, len(items)))
+        for judge in batched:
+            todo = [items[i] for i in part if precheck(judge, items[i]) is None]
+            if result_backend(judge) == "offline":
+                todo = [cap_item(i)[0] for i in todo]
+            try:
+                judge.prepare(todo)
+            except Exception:
+                continue  # judging the items reports the error
+        yield part
 
 
 async def run_judges(
@@ -88,5 +115,6 @@ async def run_judges(
                 out[judge.name][i] = await judge_one(judge, items[i])
             bar.advance(task)
 
-        await asyncio.gather(*(one(j, i) for i in range(len(items)) for j in judges))
+        for part in prepared_slices(judges, items):
+            await asyncio.gather(*(one(j, i) for i in part for j in judges))
     return {n: [r for r in rs if r is not None] for n, rs in out.items()}

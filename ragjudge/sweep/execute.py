@@ -236,8 +236,9 @@ class InProcessExecutor:
         tasks: Sequence[JudgeTask],
         rows: Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]],
     ) -> None:
-        """Judge every task concurrently, storing ``rows(task, result)`` as each returns; on a
-        budget stop, cancel what has not started and re-raise."""
+        """Judge every task concurrently (slice by slice, ``prepared_slices``), storing
+        ``rows(task, result)`` as each returns; on a budget stop, cancel what has not started
+        and re-raise."""
         with self._bar(judge.name, len(tasks)) as advance:
 
             async def one(task: JudgeTask) -> None:
@@ -245,9 +246,13 @@ class InProcessExecutor:
                 self.store.put_judge_results(self.run_id, rows(task, res))
                 advance()
 
-            running = [asyncio.create_task(one(t)) for t in tasks]
+            from ragjudge.judges.runner import prepared_slices
+
+            running: list[asyncio.Task[None]] = []
             try:
-                await asyncio.gather(*running)
+                for part in prepared_slices([judge], [t.item for t in tasks]):
+                    running = [asyncio.create_task(one(tasks[i])) for i in part]
+                    await asyncio.gather(*running)
             except BudgetExhausted:
                 for t in running:
                     t.cancel()

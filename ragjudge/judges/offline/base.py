@@ -12,10 +12,12 @@ version, hence cache keys and run manifests.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from pathlib import Path
 
 from ragjudge.judges.base import make_result, precheck
-from ragjudge.judges.offline.embed import EmbeddingCache, shared_cache
+from ragjudge.judges.offline.embed import EmbeddingCache, TextRecorder, shared_cache
 from ragjudge.judges.offline.features import TextProfile, profile
 from ragjudge.judges.offline.params import Params, load_params
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
@@ -60,6 +62,28 @@ class OfflineJudge:
 
     def chunk_profiles(self, item: JudgeInput) -> list[TextProfile]:
         return [profile(c) for c in item.contexts]
+
+    def prepare(self, items: Sequence[JudgeInput]) -> None:
+        """Encode, in one batch, every text judging ``items`` will embed (``BatchedJudge``).
+
+        A dry pass of ``_judge`` over each item, on a copy of this judge whose cache records
+        texts instead of encoding them (``TextRecorder``), lists the texts; the cache then
+        encodes the ones it lacks in one call. The texts a judge asks for do not depend on the
+        vectors' values, so the real pass finds them all cached (one it did not would be encoded
+        when asked for) and returns the same results, up to the encoder's float rounding, which
+        depends on what shares a batch. An item the dry pass cannot judge is skipped: the real
+        pass reports its error. With the claim-support model, the dry pass also fills that
+        model's pair cache."""
+        dry = copy.copy(self)
+        recorder = TextRecorder()
+        dry.cache = EmbeddingCache(recorder)
+        for item in items:
+            if precheck(self, item) is None:
+                try:
+                    dry._judge(item)
+                except Exception:
+                    continue  # judged for real next, where the error is reported
+        self.cache.warm(recorder.texts)
 
     async def judge(self, item: JudgeInput) -> JudgeResult:
         skip = precheck(self, item)
