@@ -19,7 +19,10 @@ relevance, beside same-run baselines (content-word overlap; question-answer cosi
 context wins"); ExpertQA claim-support AUROC and best-threshold accuracy (threshold picked on dev,
 applied to held-out) beside content-word overlap, and answer relevancy vs informativeness
 (AUROC for "Very relevant", Spearman over the four grades); HaluQuestQA AUROC of completeness
-(no-reference) for "no incomplete span" and of answer relevancy for "no irrelevant span".
+(no-reference) for "no incomplete span" and of answer relevancy for "no irrelevant span";
+SQuAD answer relevancy (a direct answer against another question's answer), and faithfulness
+of short answers (``squad_short_answers``: the gold span against its paragraph beside a span
+from another article; the share scored, not ``no_claims``, and AUROC on the scored ones).
 
 Embeddings are cached on disk (``$RAGJUDGE_HOME/bench/offline_embeddings.pkl``) so a rerun only
 encodes new texts.
@@ -179,6 +182,10 @@ def score(r: JudgeResult, fallback: float = 0.0) -> float:
     return r.score if r.score is not None else fallback
 
 
+def short_item(question: str, paragraph: str, answer: str) -> JudgeInput:
+    return JudgeInput(id=question, question=question, answer=answer, contexts=[paragraph])
+
+
 def pair_item(p: L.Pair, answer: str, contexts: list[str]) -> JudgeInput:
     return JudgeInput(id=p.id, question=p.question, answer=answer, contexts=contexts)
 
@@ -322,6 +329,21 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         res["squad_relevancy_pairwise"] = pairwise([score(r) for r in sd], [score(r) for r in so])
         res["squad_relevancy_direct_mean"] = round(float(np.mean([score(r) for r in sd])), 3)
         res["squad_relevancy_other_mean"] = round(float(np.mean([score(r) for r in so])), 3)
+        # SQuAD short answers: faithfulness of the gold span to its paragraph, beside a span of
+        # the same kind from another article (one the paragraph does not hold)
+        short = squad_short_answers(root, part)
+        own = run(
+            faith, [JudgeInput(id=q, question=q, answer=a, contexts=[c]) for q, c, a, _ in short]
+        )
+        far = run(
+            faith, [JudgeInput(id=q, question=q, answer=b, contexts=[c]) for q, c, _, b in short]
+        )
+        res["squad_short_faithfulness_scored"] = round(
+            float(np.mean([r.score is not None for r in own + far])), 3
+        )
+        kept = [(y, r.score) for y, rs in ((1, own), (0, far)) for r in rs if r.score is not None]
+        res["squad_short_faithfulness_auroc"] = auc_ci([y for y, _ in kept], [x for _, x in kept])
+        res["squad_short_n"] = len(short)
         out[part] = res
     # ExpertQA best-threshold accuracy: the threshold picked on dev, applied to both parts
     yd, sd = (np.asarray(v) for v in out["dev"].pop("_expertqa_support_scores"))
@@ -442,6 +464,44 @@ def squad_pairs(root: Path, part: str) -> list[tuple[str, ...]]:
         ):
             if gold not in other and other != sentence and gold != other_gold:
                 out.append((question, sentence, other, gold, other_gold, near))
+    return out
+
+
+def squad_short_answers(root: Path, part: str) -> list[tuple[str, str, str, str]]:
+    """(question, gold paragraph, gold span, far span) per answerable SQuAD question of
+    ``part`` whose shortest gold answer has at most four words; the far span is the shortest
+    answer of a question of another article, both or neither holding a digit, that the
+    paragraph does not contain (seeded choice)."""
+    docs = {
+        d["doc_id"]: d["text"]
+        for d in map(json.loads, (root / "squad_v2_dev_subset/corpus.jsonl").open())
+    }
+    qs = [
+        q
+        for q in map(json.loads, (root / "squad_v2_dev_subset/questions.jsonl").open())
+        if not q["is_impossible"]
+    ]
+    rng = np.random.default_rng(0)
+
+    def digits(text: str) -> bool:
+        return any(ch.isdigit() for ch in text)
+
+    out = []
+    for q in qs:
+        article = q["gold_doc_id"].rsplit("_", 1)[0]
+        if (article in SQUAD_HELD_OUT) != (part == "held_out"):
+            continue
+        span, paragraph = min(q["answers"], key=len), docs[q["gold_doc_id"]]
+        if len(span.split()) > 4:
+            continue
+        pool = [
+            b
+            for o in qs
+            if o["gold_doc_id"].rsplit("_", 1)[0] != article
+            and digits(b := min(o["answers"], key=len)) == digits(span)
+            and b not in paragraph
+        ]
+        out.append((q["question"], paragraph, span, str(pool[int(rng.integers(len(pool)))])))
     return out
 
 

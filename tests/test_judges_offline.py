@@ -3,6 +3,8 @@ empty contexts, and the prefix consistency of context recall and precision."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ragjudge.judges.offline import (
@@ -12,7 +14,13 @@ from ragjudge.judges.offline import (
     OfflineContextRecallJudge,
     OfflineFaithfulnessJudge,
 )
-from ragjudge.judges.offline.segment import claims, is_non_committal, question_aspects
+from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS
+from ragjudge.judges.offline.segment import (
+    claims,
+    is_non_committal,
+    question_aspects,
+    short_answer,
+)
 from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.protocols import Judge, PrefixJudge
 from ragjudge.schema import JudgeInput, JudgeStatus
@@ -123,6 +131,32 @@ async def test_faithfulness_statuses() -> None:
     assert (await judge.judge(item("It is tall.", contexts=[" "]))).status == (
         JudgeStatus.invalid_input
     )
+
+
+def test_a_short_answer_is_one_claim_unless_it_is_yes_no_a_question_or_an_abstention() -> None:
+    assert short_answer("Rollo") == "Rollo"
+    assert short_answer(" 1889 [2]") == "1889"
+    assert short_answer("the 1970s") == "the 1970s"
+    for not_short in ("Yes.", "no", "True", "Why?", "Unknown.", "I don't know.", "It", ""):
+        assert short_answer(not_short) is None, not_short
+    assert short_answer("the 10th century") is None  # two content words: a claim already
+
+
+@pytest.mark.parametrize("params", [DEFAULT_PARAMS, MODEL_PARAMS], ids=["v2", "v3"])
+async def test_faithfulness_reads_a_short_answer_with_its_question(params: Path) -> None:
+    judge = OfflineFaithfulnessJudge(params=params)
+    q = "In what year was the Eiffel Tower completed?"
+    right = await judge.judge(item("1889", question=q))
+    wrong = await judge.judge(item("1925", question=q))
+    place = await judge.judge(item("Paris", question="In which city is the Eiffel Tower?"))
+    elsewhere = await judge.judge(item("Berlin", question="In which city is the Eiffel Tower?"))
+    for r in (right, wrong, place, elsewhere):
+        assert r.status == JudgeStatus.ok and r.score is not None
+        assert r.evidence.features["short_answer"] == 1.0
+    assert right.score > wrong.score + 0.1 and place.score > elsewhere.score + 0.1
+    assert wrong.evidence.claims[0].verdict == "unsupported"  # its number is not in a chunk
+    polar = await judge.judge(item("Yes.", question="Is the Eiffel Tower in Paris?"))
+    assert polar.status == JudgeStatus.no_claims
 
 
 async def test_answer_relevancy_rewards_full_answers() -> None:

@@ -7,16 +7,19 @@ scores are continuous rather than tied at a few credit values. Each claim's verd
 ``Evidence.features["credit"]`` is the LLM judge's formula over those verdicts,
 (supported + 0.5 * partial) / claims.
 
-An answer with no claim sentences (only questions, fragments, or a pure abstention such as
-"I don't know") is ``no_claims``: there is nothing to be faithful about. Abstentions are scored
-by answer relevancy instead (see that judge).
+A short answer with no claim sentence ("Rollo", "1844": ``segment.short_answer``) is one claim,
+read with its question: the question's words count as given, so the chunk must hold what the
+answer adds (``Evidence.features["short_answer"]`` = 1). An answer with no claim otherwise (only
+questions, a bare yes / no, or a pure abstention such as "I don't know") is ``no_claims``:
+there is nothing to be faithful about. Abstentions are scored by answer relevancy instead (see
+that judge).
 """
 
 from __future__ import annotations
 
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.segment import claims as segment_claims
-from ragjudge.judges.offline.segment import is_non_committal
+from ragjudge.judges.offline.segment import is_non_committal, short_answer
 from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, support_matrix
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
@@ -27,16 +30,22 @@ class OfflineFaithfulnessJudge(OfflineJudge):
     name = "faithfulness"
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
-        claims = segment_claims(item.answer)
+        claims, given = segment_claims(item.answer), ""
+        short = None if claims else short_answer(item.answer)
+        if short is not None:
+            claims, given = [short], item.question
         if not claims:
             why = "abstains" if is_non_committal(item.answer) else "makes no factual claim"
             return self.result(item, JudgeStatus.no_claims, error=f"the answer {why}")
-        sup = support_matrix(claims, self.chunk_profiles(item), self.params, self.cache)
+        chunks = self.chunk_profiles(item)
+        sup = support_matrix(claims, chunks, self.params, self.cache, question=given)
         verdicts = claim_verdicts(claims, sup.matrix)
         score = float(sup.matrix.max(axis=1).mean()) if sup.matrix.shape[1] else 0.0
         features = sup.best_features()
         features["credit"] = sum(VERDICT_CREDIT[v.verdict] for v in verdicts) / len(verdicts)
         features["n_claims"] = float(len(claims))
+        if short is not None:
+            features["short_answer"] = 1.0
         return self.result(
             item,
             JudgeStatus.ok,

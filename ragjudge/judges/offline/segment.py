@@ -7,6 +7,9 @@ question, and detection of non-committal text.
   whole); also before ``and it`` / ``and she`` / ... (a new clause with its own subject).
   Questions, non-committal sentences and fragments of fewer than two content words are not
   claims.
+- ``short_answer(text)``: an answer with no claim that still names something ("Rollo", "1844",
+  "the 1970s") is one claim, read with its question; a bare yes / no is not (the claim
+  it makes is the question's, which the words alone do not state).
 - ``context_units(chunk)``: the chunk's lines, each split into sentences (lists and tables in web
   or Wikipedia text are one item per line); URLs, citation markers and replacement characters
   removed; units of fewer than two word tokens dropped; run-ons cut at ``MAX_UNIT_WORDS``.
@@ -139,6 +142,19 @@ def claims(text: str) -> list[str]:
             if len(content_words(clause)) >= MIN_CLAIM_WORDS:
                 out.append(clause.rstrip())
     return out
+
+
+_POLAR = frozenset({"yes", "no", "true", "false", "correct", "incorrect", "right", "wrong"})
+
+
+def short_answer(text: str) -> str | None:
+    """The whole answer as one claim when it is a short answer (module docstring): it has no
+    claim of its own, is neither a question nor non-committal, and has a content word other
+    than yes / no / true / false. None otherwise."""
+    text = strip_citations(text).strip()
+    if claims(text) or text.endswith("?") or is_non_committal(text):
+        return None
+    return text if set(content_words(text)) - _POLAR else None
 
 
 def reference_points(text: str) -> list[str]:
