@@ -20,7 +20,8 @@ context wins"); ExpertQA claim-support AUROC and best-threshold accuracy (thresh
 applied to held-out) beside content-word overlap, and answer relevancy vs informativeness
 (AUROC for "Very relevant", Spearman over the four grades); HaluQuestQA AUROC of completeness
 (no-reference) for "no incomplete span" and of answer relevancy for "no irrelevant span";
-SQuAD answer relevancy (a direct answer against another question's answer), and faithfulness
+SQuAD answer relevancy (a direct answer against another question's answer, as sentences and
+as bare answer spans), and faithfulness
 of short answers (``squad_short_answers``: the gold span against its paragraph beside a span
 from another article; the share scored, not ``no_claims``, and AUROC on the scored ones).
 
@@ -183,7 +184,9 @@ def score(r: JudgeResult, fallback: float = 0.0) -> float:
 
 
 def short_item(question: str, paragraph: str, answer: str) -> JudgeInput:
-    return JudgeInput(id=question, question=question, answer=answer, contexts=[paragraph])
+    """A SQuAD question's item (no context when ``paragraph`` is empty)."""
+    contexts = [paragraph] if paragraph else []
+    return JudgeInput(id=question, question=question, answer=answer, contexts=contexts)
 
 
 def pair_item(p: L.Pair, answer: str, contexts: list[str]) -> JudgeInput:
@@ -329,6 +332,13 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         res["squad_relevancy_pairwise"] = pairwise([score(r) for r in sd], [score(r) for r in so])
         res["squad_relevancy_direct_mean"] = round(float(np.mean([score(r) for r in sd])), 3)
         res["squad_relevancy_other_mean"] = round(float(np.mean([score(r) for r in so])), 3)
+        # ... and as bare answer spans ("Rollo" for "Who was the Norse leader?")
+        spans = [(r[0], r[3], r[4]) for r in sq]
+        gd = [score(r) for r in run(rel, [short_item(q, "", a) for q, a, _ in spans])]
+        go = [score(r) for r in run(rel, [short_item(q, "", b) for q, _, b in spans])]
+        res["squad_relevancy_span_pairwise"] = pairwise(gd, go)
+        res["squad_relevancy_span_direct_mean"] = round(float(np.mean(gd)), 3)
+        res["squad_relevancy_span_other_mean"] = round(float(np.mean(go)), 3)
         # SQuAD short answers: faithfulness of the gold span to its paragraph, beside a span of
         # the same kind from another article (one the paragraph does not hold)
         short = squad_short_answers(root, part)
