@@ -5,7 +5,7 @@ k-sweep judges the same contexts at several k. ``EmbeddingCache.vectors(texts)``
 texts it has not seen, in ONE batch, and keeps at most ``max_items`` vectors (least recently used
 evicted). ``warm(texts)`` encodes many items' texts in one batch: ``OfflineJudge.prepare`` learns
 which texts a judge will ask for by a dry pass over a ``TextRecorder`` (a few ms an item), then
-warms the cache with them; a cold item costs about 1.6x less than with the judges' small
+warms the cache with them; a cold item is about 1.6x faster than with the judges' small
 per-item batches (bench/bench_offline_judges.py).
 With ``persist=True`` (the judges' shared cache) a miss is looked up first in
 ``RAGJUDGE_HOME/embeddings/<model>.sentences.sqlite`` (``ragjudge.retrieval.cache.VectorCache``,
