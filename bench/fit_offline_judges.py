@@ -40,6 +40,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -442,6 +443,23 @@ SQUAD_HELD_OUT = ("Sky_(United_Kingdom)", "Victoria_(Australia)")
 """SQuAD articles kept for measuring answer relevancy (the other three are fitted on)."""
 
 
+@lru_cache(maxsize=1)
+def squad_answerable(root: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The SQuAD subset's paragraph texts by id and its answerable questions, in file order
+    (read once per process)."""
+    folder = root / "squad_v2_dev_subset"
+    docs = {d["doc_id"]: d["text"] for d in map(json.loads, (folder / "corpus.jsonl").open())}
+    questions = [
+        q for q in map(json.loads, (folder / "questions.jsonl").open()) if not q["is_impossible"]
+    ]
+    return docs, questions
+
+
+def squad_article(question: dict[str, Any]) -> str:
+    """The title of the article a SQuAD question's gold paragraph belongs to."""
+    return str(question["gold_doc_id"]).rsplit("_", 1)[0]
+
+
 def squad_pairs(root: Path, part: str) -> list[tuple[str, ...]]:
     """(question, direct answer, other answer, gold span, other span, near miss) per answerable
     SQuAD question of ``part``: the direct answer is the sentence of its gold paragraph holding
@@ -449,15 +467,10 @@ def squad_pairs(root: Path, part: str) -> list[tuple[str, ...]]:
     the article's list away (a fluent, on-topic text that answers another question); the near
     miss is another sentence of the gold paragraph without the answer (on the question's topic,
     not answering it). Questions without all three are skipped."""
-    docs = {
-        d["doc_id"]: d["text"]
-        for d in map(json.loads, (root / "squad_v2_dev_subset/corpus.jsonl").open())
-    }
+    docs, questions = squad_answerable(root)
     by_article: dict[str, list[tuple[str, str, str, str]]] = {}
-    for q in map(json.loads, (root / "squad_v2_dev_subset/questions.jsonl").open()):
-        if q["is_impossible"]:
-            continue
-        article = q["gold_doc_id"].rsplit("_", 1)[0]
+    for q in questions:
+        article = squad_article(q)
         if (article in SQUAD_HELD_OUT) != (part == "held_out"):
             continue
         gold = q["answers"][0]
@@ -482,15 +495,7 @@ def squad_short_answers(root: Path, part: str) -> list[tuple[str, str, str, str]
     ``part`` whose shortest gold answer has at most four words; the far span is the shortest
     answer of a question of another article, both or neither holding a digit, that the
     paragraph does not contain (seeded choice)."""
-    docs = {
-        d["doc_id"]: d["text"]
-        for d in map(json.loads, (root / "squad_v2_dev_subset/corpus.jsonl").open())
-    }
-    qs = [
-        q
-        for q in map(json.loads, (root / "squad_v2_dev_subset/questions.jsonl").open())
-        if not q["is_impossible"]
-    ]
+    docs, qs = squad_answerable(root)
     rng = np.random.default_rng(0)
 
     def digits(text: str) -> bool:
@@ -498,7 +503,7 @@ def squad_short_answers(root: Path, part: str) -> list[tuple[str, str, str, str]
 
     out = []
     for q in qs:
-        article = q["gold_doc_id"].rsplit("_", 1)[0]
+        article = squad_article(q)
         if (article in SQUAD_HELD_OUT) != (part == "held_out"):
             continue
         span, paragraph = min(q["answers"], key=len), docs[q["gold_doc_id"]]
@@ -507,7 +512,7 @@ def squad_short_answers(root: Path, part: str) -> list[tuple[str, str, str, str]
         pool = [
             b
             for o in qs
-            if o["gold_doc_id"].rsplit("_", 1)[0] != article
+            if squad_article(o) != article
             and digits(b := min(o["answers"], key=len)) == digits(span)
             and b not in paragraph
         ]

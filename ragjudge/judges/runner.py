@@ -32,6 +32,14 @@ def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
     )
 
 
+def as_read(judge: Judge, item: JudgeInput) -> tuple[JudgeInput, dict[str, float]]:
+    """``item`` as ``judge`` reads it, and the features recording any cut: an offline judge
+    reads it cut to bounded length (bounded work on hostile input, ``items.cap_item``)."""
+    if result_backend(judge) == "offline":
+        return cap_item(item)
+    return item, {}
+
+
 async def judge_one(judge: Judge, item: JudgeInput) -> JudgeResult:
     """``judge.judge(item)`` after the shared pre-check (``ragjudge.judges.base.precheck``),
     with an exception turned into a typed result. An offline judge reads the item cut to
@@ -39,9 +47,7 @@ async def judge_one(judge: Judge, item: JudgeInput) -> JudgeResult:
     skip = precheck(judge, item)
     if skip is not None:
         return skip
-    cut: dict[str, float] = {}
-    if result_backend(judge) == "offline":  # bounded work on hostile input (items.cap_item)
-        item, cut = cap_item(item)
+    item, cut = as_read(judge, item)
     try:
         return record_truncation(await judge.judge(item), cut)
     except asyncio.CancelledError:
@@ -66,9 +72,7 @@ def prepared_slices(judges: Sequence[Judge], items: Sequence[JudgeInput]) -> Ite
     for start in range(0, len(items), step):
         part = range(start, min(start + step, len(items)))
         for judge in batched:
-            todo = [items[i] for i in part if precheck(judge, items[i]) is None]
-            if result_backend(judge) == "offline":
-                todo = [cap_item(i)[0] for i in todo]
+            todo = [as_read(judge, items[i])[0] for i in part if precheck(judge, items[i]) is None]
             try:
                 judge.prepare(todo)
             except Exception:
