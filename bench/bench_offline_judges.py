@@ -16,12 +16,16 @@ pair cache empty:
   judges on the same item pays);
 - ``v2, cold``: the default judges (``params/v2.json``: support from embedding features), as
   every runner calls them;
-- ``v2, cold, item by item``: the same judges called one item at a time (``judge(item)``, no
+- ``v2, cold, fp32 encoder``: the same on the fp32 encoder (``load_encoder()``), where the
+  judges' encoder (``load_judge_encoder()``) runs in bfloat16 on a CPU that has it;
+- ``v2, cold, fp32, item by item``: those judges called one item at a time (``judge(item)``, no
   ``prepare``): how runners called them before batched preparation;
 - ``peer: content-word overlap``: the plain baseline (share of the answer's content words found
   in the contexts), the cheapest possible faithfulness signal;
-- ``encoder``: raw sentences/s of the bundled model on the same texts in one call, the floor.
-The results of the batched and item-by-item passes are compared (largest score difference).
+- ``encoder``: raw sentences/s of the judges' encoder on the same texts in one call, the
+  floor, and of the fp32 encoder.
+Scores are compared: judges' encoder against fp32, batched against item by item (largest score
+difference), and the vectors of the two encoders (least cosine).
 """
 
 from __future__ import annotations
@@ -131,12 +135,15 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=1, help="repeat the item list")
     args = ap.parse_args()
+    import numpy as np
     import torch
 
-    from ragjudge.embedding import load_encoder
+    from ragjudge.embedding import load_encoder, load_judge_encoder
 
-    encoder = load_encoder()
-    encoder.encode(["warm up the model"])
+    fp32 = load_encoder()
+    encoder = load_judge_encoder()
+    for e in (fp32, encoder):
+        e.encode(["warm up the model"])
     model = shared_model()
     t = time.perf_counter()
     model.logits([("warm up", "the support model")])
@@ -148,9 +155,13 @@ def main() -> None:
     encoded = cache.encoded
     warm, _ = as_runners_do(judges, items)
     v2 = load_params(PARAMS_DIR / "v2.json")
-    cold_v2, batched = as_runners_do(five(v2, EmbeddingCache(encoder)), items)
-    single_v2, single = item_by_item(five(v2, EmbeddingCache(encoder)), items)
+    cold_v2, scores_v2 = as_runners_do(five(v2, EmbeddingCache(encoder)), items)
+    cold_fp32, batched = as_runners_do(five(v2, EmbeddingCache(fp32)), items)
+    single_fp32, single = item_by_item(five(v2, EmbeddingCache(fp32)), items)
     gap = max(abs((a or 0.0) - (b or 0.0)) for a, b in zip(batched, single, strict=True))
+    precision_gap = max(
+        abs((a or 0.0) - (b or 0.0)) for a, b in zip(scores_v2, batched, strict=True)
+    )
 
     t = time.perf_counter()
     for item in items:
@@ -159,34 +170,42 @@ def main() -> None:
 
     texts = list(dict.fromkeys(t for it in items for c in it.contexts for t in profile(c).texts))
     t = time.perf_counter()
-    encoder.encode(texts)
+    vecs = encoder.encode(texts)
     enc = time.perf_counter() - t
+    t = time.perf_counter()
+    vecs_fp32 = fp32.encode(texts)
+    enc_fp32 = time.perf_counter() - t
+    cosine = np.sum(vecs * vecs_fp32, axis=1)
 
     n = len(items)
     rows = [
         ("v3, cold (5 judges)", n / cold),
         ("v3, warm (5 judges)", n / warm),
         ("v2, cold (5 judges)", n / cold_v2),
-        ("v2, cold, item by item", n / single_v2),
+        ("v2, cold, fp32 encoder", n / cold_fp32),
+        ("v2, cold, fp32, item by item", n / single_fp32),
         ("peer: content-word overlap", n / peer),
     ]
     print(
-        f"{n} items, k={args.k}, torch threads={torch.get_num_threads()}, "
-        f"{encoded} texts encoded on the cold pass"
+        f"{n} items, k={args.k}, torch threads={torch.get_num_threads()}, judges' encoder "
+        f"{encoder.name}, {encoded} texts encoded on the cold pass"
     )
     print(f"{'what':32s} {'items/s':>10s} {'ms/item':>10s}")
     for name, rate in rows:
         print(f"{name:32s} {rate:10.1f} {1000 / rate:10.2f}")
     print(f"{'encoder (sentences/s)':32s} {len(texts) / enc:10.1f}")
+    print(f"{'fp32 encoder (sentences/s)':32s} {len(texts) / enc_fp32:10.1f}")
     print(
         f"ratio warm/cold: {cold / warm:.1f}x; overlap peer is {peer and cold / peer:.0f}x "
         "faster than cold offline judging (it reads no embeddings)"
     )
     print(
-        f"v2 cold: item by item / batched {single_v2 / cold_v2:.2f}x (largest score difference "
-        f"{gap:.1e}); v3 / v2 cold {cold / cold_v2:.2f}x; encoding alone at the one-call rate "
-        f"would take {enc / len(texts) * encoded / n * 1000:.0f} ms of a v3 item; support model "
-        f"load {load:.2f}s"
+        f"v2 cold: fp32 / judges' encoder {cold_fp32 / cold_v2:.2f}x (largest score difference "
+        f"{precision_gap:.1e}; vectors' cosine to fp32: min {cosine.min():.6f}); fp32 item by "
+        f"item / batched {single_fp32 / cold_fp32:.2f}x (largest score difference {gap:.1e}); "
+        f"v3 / v2 cold {cold / cold_v2:.2f}x; encoding alone at the one-call rate would take "
+        f"{enc / len(texts) * encoded / n * 1000:.0f} ms of a v3 item; support model load "
+        f"{load:.2f}s"
     )
 
 

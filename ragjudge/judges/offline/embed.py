@@ -8,9 +8,10 @@ which texts a judge will ask for by a dry pass over a ``TextRecorder`` (a few ms
 warms the cache with them; a cold item is about 1.6x faster than with the judges' small
 per-item batches (bench/bench_offline_judges.py).
 With ``persist=True`` (the judges' shared cache) a miss is looked up first in
-``RAGJUDGE_HOME/embeddings/<model>.sentences.sqlite`` (``ragjudge.retrieval.cache.VectorCache``,
-keyed by the sha256 of the text, float32), so a nightly run over the same corpus does not
-encode the same context sentences again.
+``RAGJUDGE_HOME/embeddings/<encoder name>.sentences.sqlite``
+(``ragjudge.retrieval.cache.VectorCache``, keyed by the sha256 of the text, float32), so a
+nightly run over the same corpus does not encode the same context sentences again. The
+judges' encoder is ``ragjudge.embedding.load_judge_encoder()`` (bfloat16 where the CPU has it).
 """
 
 from __future__ import annotations
@@ -45,9 +46,9 @@ class EmbeddingCache:
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            from ragjudge.embedding import load_encoder
+            from ragjudge.embedding import load_judge_encoder
 
-            self._encoder = load_encoder()
+            self._encoder = load_judge_encoder()
         return self._encoder
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
@@ -73,13 +74,13 @@ class EmbeddingCache:
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not self.persist:
             return self.encoder.encode(texts)
-        from ragjudge.embedding import BUNDLED_MODEL_NAME
+        from ragjudge.embedding import judge_encoder_name
         from ragjudge.retrieval.cache import VectorCache
 
         hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
         with self._disk_lock:  # one SQLite connection, used by one thread at a time
             if self._disk is None:
-                name = self._encoder.name if self._encoder is not None else BUNDLED_MODEL_NAME
+                name = self._encoder.name if self._encoder is not None else judge_encoder_name()
                 self._disk = VectorCache(name, kind="sentences")
             found = self._disk.lookup(hashes, texts, lambda todo: list(self.encoder.encode(todo)))
         return np.stack([v.reshape(-1) for v in found]).astype(np.float32)
@@ -117,7 +118,12 @@ _SHARED: EmbeddingCache | None = None
 
 
 def shared_cache() -> EmbeddingCache:
-    """The process-wide cache over the bundled encoder."""
+    """The process-wide cache over the judges' encoder (``load_judge_encoder``, loaded when
+    first needed). A bad ``$RAGJUDGE_JUDGE_PRECISION`` is a ``ConfigError`` here, when the
+    judges are made, not at their first item."""
+    from ragjudge.embedding import precision_choice
+
+    precision_choice()
     global _SHARED
     if _SHARED is None:
         _SHARED = EmbeddingCache(persist=True)

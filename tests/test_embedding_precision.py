@@ -1,0 +1,96 @@
+"""The offline judges' encoder precision: bfloat16 vectors agree with fp32 ones, the choice is
+read from RAGJUDGE_JUDGE_PRECISION (a bad value is one error line, exit 2), and vectors of
+different precisions never share a cache file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragjudge.embedding import (
+    PRECISION_ENV,
+    Bf16Encoder,
+    judge_encoder_name,
+    judge_precision,
+    load_encoder,
+    precision_choice,
+)
+from ragjudge.errors import ConfigError
+from ragjudge.judges.offline import OfflineFaithfulnessJudge
+from ragjudge.judges.offline.embed import EmbeddingCache
+from tests.test_exit_codes import run_cli
+
+TEXTS = [
+    "The lighthouse at Greyhaven was first lit in 1811.",
+    "Its keeper, Ada Lorne, kept a log of every ship that passed.",
+    "Bees dance to tell the hive where the flowers are.",
+    "Rollo",
+]
+
+
+def test_bf16_vectors_agree_with_fp32() -> None:
+    fp32 = load_encoder()
+    bf16 = Bf16Encoder(fp32)
+    a, b = fp32.encode(TEXTS), bf16.encode(TEXTS)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-3)
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.999
+    # the same ranking of neighbours: the light-keeper sentence is nearest the lighthouse one
+    assert int(np.argmax(b[1:] @ b[0])) == int(np.argmax(a[1:] @ a[0])) == 0
+    assert bf16.name == fp32.name + "+bf16"
+
+
+def test_precision_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PRECISION_ENV, raising=False)
+    assert precision_choice() == "auto"
+    monkeypatch.setenv(PRECISION_ENV, " FP32 ")
+    assert judge_precision() == "fp32" and judge_encoder_name() == "all-MiniLM-L6-v2"
+    monkeypatch.setenv(PRECISION_ENV, "bf16")
+    assert judge_precision() == "bf16" and judge_encoder_name() == "all-MiniLM-L6-v2+bf16"
+    monkeypatch.setenv(PRECISION_ENV, "fp16")
+    with pytest.raises(ConfigError, match=r"RAGJUDGE_JUDGE_PRECISION='fp16'"):
+        judge_precision()
+    with pytest.raises(ConfigError, match="expected auto, bf16 or fp32"):
+        OfflineFaithfulnessJudge()  # when the judges are made, not at their first item
+
+
+def test_a_bad_precision_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"question": "q?", "answer": "a b c.", "contexts": ["a b c."]}))
+    monkeypatch.setenv(PRECISION_ENV, "half")
+    code, text = run_cli(["judge", "--input", str(rows), "--backend", "offline"], capsys)
+    assert code == 2 and "Traceback" not in text
+    assert text.strip().splitlines()[-1].startswith("error:") and PRECISION_ENV in text
+
+
+class NamedEncoder:
+    """Unit vectors that depend on the encoder's name: two precisions of one model."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.seen: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen += list(texts)
+        seed = [*self.name.encode()]
+        v = np.random.default_rng(seed).standard_normal((len(texts), 8)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_precisions_keep_separate_vector_files(_isolated_home: Path) -> None:
+    plain, bf16 = NamedEncoder("m"), NamedEncoder("m+bf16")
+    a = EmbeddingCache(plain, persist=True).vectors(TEXTS)
+    b = EmbeddingCache(bf16, persist=True).vectors(TEXTS)
+    assert bf16.seen == TEXTS  # nothing read from the other precision's file
+    assert not np.allclose(a, b)
+    again = NamedEncoder("m+bf16")
+    assert np.array_equal(EmbeddingCache(again, persist=True).vectors(TEXTS), b)
+    assert again.seen == []
+    names = sorted(p.name for p in (_isolated_home / "embeddings").iterdir())
+    assert {"m.sentences.sqlite", "m_bf16.sentences.sqlite"} <= set(names)  # "+" made safe
