@@ -7,10 +7,14 @@ Fitting (dev only, ``ragjudge.judges.offline.fit``: shrunk towards the bundled p
 sign-constrained, lambda by grouped 5-fold CV): ``support`` on ExpertQA claims (Complete vs
 Incomplete/Partial, with the text of their cited evidence) plus WikiEval faithfulness answers
 (grounded 1 / ungrounded 0); ``relevancy`` on WikiEval answer-relevance answers (full 1 /
-incomplete 0) plus HaluQuestQA answers (no irrelevance span 1 / span 0); ``aspect`` on
+incomplete 0), HaluQuestQA answers (no irrelevance span 1 / span 0) and SQuAD answer sentences
+(direct 1 / another question's or a near miss 0); ``short_relevancy`` on the fragment answers
+among them (``segment.terse_answer``: mostly SQuAD gold spans 1 / another question's span 0);
+``aspect`` on
 HaluQuestQA answers (no incomplete-answer span 1 / span 0); ``chunk`` on WikiEval
 context-relevance contexts (focused 1 / padded 0). Each source has the same total weight in a
-model (``balanced``). ``--write`` saves the result as the package's ``params/v2.json``. The
+model (``balanced``). ``--write`` saves the result as the package's ``params/v2.json`` and puts
+its models into ``params/v3.json`` (keeping v3's ``xenc``). The
 prior is always the hand-set ``params/v0-hand.json``, so a rerun reproduces the shipped file.
 
 Measured on each part, with 95% bootstrap intervals (2,000 resamples of items, seed 0):
@@ -25,7 +29,8 @@ as bare answer spans), and faithfulness
 of short answers (``squad_short_answers``: the gold span against its paragraph beside a span
 from another article; the share scored, not ``no_claims``, and AUROC on the scored ones).
 
-Embeddings are cached on disk (``$RAGJUDGE_HOME/bench/offline_embeddings.pkl``) so a rerun only
+Embeddings come from the judges' encoder (``ragjudge.embedding.load_judge_encoder``) and are
+cached on disk (``$RAGJUDGE_HOME/bench/offline_embeddings.<encoder name>.pkl``) so a rerun only
 encodes new texts.
 """
 
@@ -49,14 +54,18 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fit_support_model import v3_from  # noqa: E402
+
 from ragjudge.home import state_path  # noqa: E402
 from ragjudge.judges.offline import labelsets as L  # noqa: E402
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.features import profile, stems  # noqa: E402
 from ragjudge.judges.offline.fit import LabelRow, refit  # noqa: E402
 from ragjudge.judges.offline.params import (  # noqa: E402
+    MODEL_PARAMS,
     PARAMS_DIR,
     PRIOR_PARAMS,
+    LogisticModel,
     Params,
     load_params,
 )
@@ -73,17 +82,18 @@ def shared_data() -> Path:
 
 
 class DiskEncoder:
-    """The bundled encoder with a pickle of every vector it produced (bench only)."""
+    """The judges' encoder with a pickle of every vector it produced (bench only), one file per
+    encoder name (``<stem>.<name>.pkl``)."""
 
-    def __init__(self, path: Path) -> None:
-        from ragjudge.embedding import load_encoder
+    def __init__(self, stem: Path) -> None:
+        from ragjudge.embedding import load_judge_encoder
 
-        self.inner = load_encoder()
+        self.inner = load_judge_encoder()
         self.name = self.inner.name
-        self.path = path
+        self.path = stem.with_name(f"{stem.name}.{self.name}.pkl")
         self.store: dict[str, np.ndarray] = {}
-        if path.is_file():
-            self.store = pickle.loads(path.read_bytes())
+        if self.path.is_file():
+            self.store = pickle.loads(self.path.read_bytes())
         self.new = 0
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -333,6 +343,9 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         res["squad_relevancy_pairwise"] = pairwise([score(r) for r in sd], [score(r) for r in so])
         res["squad_relevancy_direct_mean"] = round(float(np.mean([score(r) for r in sd])), 3)
         res["squad_relevancy_other_mean"] = round(float(np.mean([score(r) for r in so])), 3)
+        res["squad_relevancy_direct_share_relevant"] = round(
+            float(np.mean([score(r) >= 0.5 for r in sd])), 3
+        )
         # ... and as bare answer spans ("Rollo" for "Who was the Norse leader?")
         spans = [(r[0], r[3], r[4]) for r in sq]
         gd = [score(r) for r in run(rel, [short_item(q, "", a) for q, a, _ in spans])]
@@ -340,6 +353,9 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         res["squad_relevancy_span_pairwise"] = pairwise(gd, go)
         res["squad_relevancy_span_direct_mean"] = round(float(np.mean(gd)), 3)
         res["squad_relevancy_span_other_mean"] = round(float(np.mean(go)), 3)
+        res["squad_relevancy_span_direct_share_relevant"] = round(
+            float(np.mean([x >= 0.5 for x in gd])), 3
+        )
         # SQuAD short answers: faithfulness of the gold span to its paragraph, beside a span of
         # the same kind from another article (one the paragraph does not hold)
         short = squad_short_answers(root, part)
@@ -369,12 +385,16 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
 
 def balanced(sources: dict[str, list[L.LabelRow]]) -> list[L.LabelRow]:
     """All rows, weighted so that each source has the same total weight in each dimension
-    (531 ExpertQA claims must not drown 56 WikiEval answers in the support model)."""
-    counts = Counter((name, r.dimension) for name, rows in sources.items() for r in rows)
+    (531 ExpertQA claims must not drown 56 WikiEval answers in the support model); a row's own
+    weight sets its share within its source."""
+    totals: Counter[tuple[str, str]] = Counter()
+    for name, rows in sources.items():
+        for r in rows:
+            totals[name, r.dimension] += r.weight
     out: list[L.LabelRow] = []
     for name, rows in sources.items():
         for r in rows:
-            r.weight = 100.0 / counts[name, r.dimension]
+            r.weight = 100.0 * r.weight / totals[name, r.dimension]
             out.append(r)
     return out
 
@@ -523,11 +543,18 @@ def squad_short_answers(root: Path, part: str) -> list[tuple[str, str, str, str]
 def squad_rows(root: Path) -> list[LabelRow]:
     """Answer relevancy rows: the direct answer 1, the other question's answer 0 (as sentences
     and as the bare gold spans: a one-phrase answer is as direct as a sentence), and the near
-    miss 0."""
+    miss 0. The negatives are made here, so their number is a choice, not a rate: each class
+    weighs the same (a sentence negative 1/2, since there are two per direct sentence)."""
     return [
-        LabelRow("answer_relevancy", q, label, answer=a, group=f"squad:{q}")
+        LabelRow("answer_relevancy", q, label, answer=a, group=f"squad:{q}", weight=weight)
         for q, direct, other, span, other_span, near in squad_pairs(root, "dev")
-        for a, label in ((direct, 1), (other, 0), (span, 1), (other_span, 0), (near, 0))
+        for a, label, weight in (
+            (direct, 1, 1.0),
+            (other, 0, 0.5),
+            (near, 0, 0.5),
+            (span, 1, 1.0),
+            (other_span, 0, 1.0),
+        )
     ]
 
 
@@ -571,7 +598,7 @@ def main() -> None:
     root = shared_data()
     if not root.is_dir():
         sys.exit(f"shared data not found at {root}")
-    enc = DiskEncoder(state_path("bench", "offline_embeddings.pkl"))
+    enc = DiskEncoder(state_path("bench", "offline_embeddings"))
     cache = EmbeddingCache(enc, max_items=10_000_000)
     t0 = time.perf_counter()
     try:
@@ -582,7 +609,10 @@ def main() -> None:
                 print(f"fit {name:10s} {m.cv}")
             if args.write:
                 params.save(PARAMS_DIR / "v2.json")
-                print(f"wrote {PARAMS_DIR / 'v2.json'}")
+                v3 = json.loads(MODEL_PARAMS.read_text())  # raw: v2's part may be outdated
+                xenc = LogisticModel.model_validate(v3["models"]["xenc"])
+                v3_from(params, xenc, v3["provenance"]["xenc"]).save(MODEL_PARAMS)
+                print(f"wrote {PARAMS_DIR / 'v2.json'} and v2's models in {MODEL_PARAMS}")
             if args.fit_only:
                 return
         figures = evaluate(params, cache, root, args.quick)

@@ -106,6 +106,21 @@ def calibrate(items: list[D.Item], logits: np.ndarray) -> Calibration:
     return Calibration(coef, b, E.best_threshold(y, lr.predict_proba(x)[:, 1], w))
 
 
+def v3_from(v2: Params, xenc: LogisticModel, figures: dict) -> Params:
+    """``params/v3.json``: every model of ``v2`` plus the claim-support model's calibration
+    ``xenc`` (its validation ``figures`` in the provenance)."""
+    return Params(
+        version="v3",
+        description="v2 plus the claim-support model's calibration (xenc)",
+        models={**v2.models, "xenc": xenc},
+        provenance={
+            **v2.provenance,
+            "fitted_models": sorted({*v2.provenance["fitted_models"], "xenc"}),
+            "xenc": figures,
+        },
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--run", required=True, help="the training output folder")
@@ -162,7 +177,6 @@ def main() -> None:
     }
     card = ModelCard(training=json.loads((run / "mix.json").read_text()), figures=figures)
     META_FILE.write_text(json.dumps(card.model_dump(), indent=1) + "\n")
-    v2 = load_params(PARAMS_DIR / "v2.json")
     xenc = LogisticModel(
         features=list(XENC_FEATURES),
         coef=[round(c, 6) for c in coef],
@@ -172,16 +186,7 @@ def main() -> None:
         fitted_on=f"{len(items)} validation claims of the claim-support sets (cut folded)",
         cv={"n": len(items), "auroc": round(E.auroc(y, p), 4), "balanced_accuracy": round(bacc, 4)},
     )
-    Params(
-        version="v3",
-        description="v2 plus the claim-support model's calibration (xenc)",
-        models={**v2.models, "xenc": xenc},
-        provenance={
-            **v2.provenance,
-            "fitted_models": sorted({*v2.provenance["fitted_models"], "xenc"}),
-            "xenc": figures,
-        },
-    ).save(MODEL_PARAMS)
+    v3_from(load_params(PARAMS_DIR / "v2.json"), xenc, figures).save(MODEL_PARAMS)
     print(f"installed {META_FILE.parent / 'support.onnx'} and {MODEL_PARAMS}")
 
 

@@ -13,8 +13,19 @@ from typer.testing import CliRunner
 from ragjudge.cli import app
 from ragjudge.errors import ConfigError, DataError
 from ragjudge.judges.offline import OfflineFaithfulnessJudge
-from ragjudge.judges.offline.features import FEATURE_SIGNS, RULE_FEATURES
-from ragjudge.judges.offline.fit import fit_logistic, parse_label, read_labels
+from ragjudge.judges.offline.embed import EmbeddingCache
+from ragjudge.judges.offline.features import (
+    FEATURE_SIGNS,
+    RULE_FEATURES,
+    SHORT_RELEVANCY_FEATURES,
+)
+from ragjudge.judges.offline.fit import (
+    LabelRow,
+    fit_logistic,
+    parse_label,
+    read_labels,
+    row_features,
+)
 from ragjudge.judges.offline.params import (
     DEFAULT_PARAMS,
     MODEL_FEATURES,
@@ -85,7 +96,7 @@ def _labels(path: Path) -> Path:
 def test_bundled_params_load_and_are_versioned() -> None:
     params = load_params()
     assert params.version
-    assert set(params.models) == set(MODEL_FEATURES)
+    assert set(params.models) == set(MODEL_FEATURES) | {"short_relevancy"}
     raw = json.loads(DEFAULT_PARAMS.read_text())
     assert raw["schema_version"] == 1 and raw["version"] == params.version
     assert OfflineFaithfulnessJudge().version.endswith(f"+{params.version}.{params.digest}")
@@ -239,7 +250,7 @@ def test_weights_change_the_fit_and_bad_weights_are_located(tmp_path: Path) -> N
 
 def test_bundled_params_are_fitted_not_hand_set() -> None:
     params = load_params()
-    assert set(params.provenance["fitted_models"]) == set(MODEL_FEATURES)
+    assert set(params.provenance["fitted_models"]) == set(MODEL_FEATURES) | {"short_relevancy"}
     for name, model in params.models.items():
         assert model.cv["n"] > 50, name  # fitted on labelled rows, with CV figures
         for feature, coef in zip(model.features, model.coef, strict=True):
@@ -253,6 +264,20 @@ def test_prior_is_hand_set_and_loads() -> None:
     prior = load_params(PRIOR_PARAMS)
     assert prior.version == "v0-hand" and "fitted_models" not in prior.provenance
     assert prior.version != load_params().version
+
+
+def test_fragment_answers_fit_their_own_relevancy_model() -> None:
+    base = load_params(PRIOR_PARAMS)
+    q = "Where was Marie Curie born?"
+    fragment = LabelRow("answer_relevancy", q, 1, answer="Warsaw")
+    sentence = LabelRow("answer_relevancy", q, 1, answer="She was born in Warsaw in 1867.")
+    name, vec = row_features(fragment, base, EmbeddingCache())
+    assert name == "short_relevancy" and len(vec) == len(SHORT_RELEVANCY_FEATURES)
+    assert row_features(sentence, base, EmbeddingCache())[0] == "relevancy"
+    models = {k: v for k, v in base.models.items() if k != "short_relevancy"}
+    bare = base.model_copy(update={"models": models})
+    name, vec = row_features(fragment, bare, EmbeddingCache())
+    assert name == "relevancy" and len(vec) == len(bare.models["relevancy"].features)
 
 
 def test_url_only_citations_are_no_evidence() -> None:

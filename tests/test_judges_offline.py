@@ -14,12 +14,14 @@ from ragjudge.judges.offline import (
     OfflineContextRecallJudge,
     OfflineFaithfulnessJudge,
 )
-from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS
+from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS, load_params
+from ragjudge.judges.offline.relevancy import relevancy_model
 from ragjudge.judges.offline.segment import (
     claims,
     is_non_committal,
     question_aspects,
     short_answer,
+    terse_answer,
 )
 from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.protocols import Judge, PrefixJudge
@@ -170,6 +172,50 @@ async def test_answer_relevancy_rewards_full_answers() -> None:
     assert full.score > off.score
     assert idk.status == JudgeStatus.ok and idk.score == 0.0
     assert "type_ok" in full.evidence.features and full.evidence.explanation
+
+
+def test_a_terse_answer_is_a_fragment_not_a_sentence() -> None:
+    for fragment in ("Gustave Eiffel", "1889", "in 1889.", "the 19th century", "Paris, France"):
+        assert terse_answer(fragment), fragment
+    for not_terse in (
+        "It is a tower.",  # a pronoun and a verb make it a sentence
+        "It was completed in 1889.",
+        "a tall iron tower in central Paris",  # more than four words
+        "Yes.",
+        "Who?",
+        "I don't know.",
+        "",
+    ):
+        assert not terse_answer(not_terse), not_terse
+
+
+@pytest.mark.parametrize("params", [DEFAULT_PARAMS, MODEL_PARAMS], ids=["v2", "v3"])
+async def test_answer_relevancy_reads_a_fragment_answer_with_its_own_model(params: Path) -> None:
+    judge = OfflineAnswerRelevancyJudge(params=params)
+    who, when = "Who designed the Eiffel Tower?", "In what year was the Eiffel Tower completed?"
+    name = await judge.judge(item("Gustave Eiffel", question=who))
+    year = await judge.judge(item("1889", question=when))
+    name_for_when = await judge.judge(item("Gustave Eiffel", question=when))
+    year_for_who = await judge.judge(item("1889", question=who))
+    for r in (name, year, name_for_when, year_for_who):
+        assert r.score is not None and "fragment answer" in r.evidence.explanation
+    # a correct, direct one-phrase answer is relevant, and beats one of the wrong kind
+    assert name.score >= 0.5 and year.score >= 0.5
+    assert name.score > year_for_who.score + 0.1 and year.score > name_for_when.score + 0.1
+    assert relevancy_model("It was completed in 1889.", judge.params) == "relevancy"
+
+
+async def test_parameters_without_a_fragment_model_read_fragments_as_sentences() -> None:
+    full = load_params()
+    assert "short_relevancy" in full.models
+    models = {k: v for k, v in full.models.items() if k != "short_relevancy"}
+    bare = full.model_copy(update={"models": models})
+    assert relevancy_model("1889", bare) == "relevancy"
+    q = "In what year was the Eiffel Tower completed?"
+    old = await OfflineAnswerRelevancyJudge(params=bare).judge(item("1889", question=q))
+    new = await OfflineAnswerRelevancyJudge(params=full).judge(item("1889", question=q))
+    assert "fragment answer" not in old.evidence.explanation
+    assert old.score is not None and new.score is not None and new.score > old.score
 
 
 async def test_abstention_on_unanswerable_question_scores_one() -> None:

@@ -38,6 +38,32 @@ JUDGED = 2 * 6 * 3
 """Judge rows of the DEMO sweep: two judges, six cases, three k."""
 
 
+@pytest.fixture(scope="module", autouse=True)
+def fp32_judges() -> Iterator[None]:
+    """The offline judges' encoder in fp32 for this module (driver, in-process run, workers):
+    in bfloat16 its vectors, like the int8 model's scores, move in the 4th decimal with what
+    shares a batch, and a rounded figure in an explanation can follow (docs/scale.md); these
+    tests compare the executors row for row."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAGJUDGE_JUDGE_PRECISION", "fp32")
+        yield
+
+
+def test_workers_take_the_drivers_home_and_encoder_precision(
+    monkeypatch: pytest.MonkeyPatch, _isolated_home: Path
+) -> None:
+    pytest.importorskip("ray", reason="the ray extra is not installed")
+    from ragjudge.distributed.cluster import pinned_env
+    from ragjudge.embedding import judge_precision
+
+    assert pinned_env() == {
+        "RAGJUDGE_HOME": str(_isolated_home.resolve()),
+        "RAGJUDGE_JUDGE_PRECISION": "fp32",
+    }
+    monkeypatch.delenv("RAGJUDGE_JUDGE_PRECISION")  # auto: resolved on the driver
+    assert pinned_env()["RAGJUDGE_JUDGE_PRECISION"] == judge_precision() in ("bf16", "fp32")
+
+
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[object]:
     ray = pytest.importorskip("ray", reason="the ray extra is not installed")

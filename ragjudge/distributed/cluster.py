@@ -146,12 +146,22 @@ def shared_llm(num_workers: int, uses_llm: bool) -> tuple[dict[str, str], Any, A
     return env, gate, cache
 
 
+def pinned_env() -> dict[str, str]:
+    """What every worker takes from the driver, whatever the run calls: its ``RAGJUDGE_HOME``
+    (on the driver's machine the workers then share its embedding caches) and the offline
+    judges' encoder precision, resolved here (``embedding.judge_precision``), so one run has
+    one precision whatever each worker's CPU has."""
+    from ragjudge.embedding import PRECISION_ENV, judge_precision
+    from ragjudge.home import home
+
+    return {"RAGJUDGE_HOME": str(home().resolve()), PRECISION_ENV: judge_precision()}
+
+
 class WorkerPool:
     """``num_workers`` worker actors, each building its parts once with ``build()`` (a
     picklable factory of ``workers.Parts``) and holding ``documents`` for retrieval and
     generation; ``concurrency`` items in flight across the pool (split over the workers).
-    Workers get the driver's LLM variables and, unless one is set, its ``RAGJUDGE_HOME``
-    (on the driver's machine they then share its embedding caches)."""
+    Workers get the driver's LLM variables and ``pinned_env()``."""
 
     def __init__(
         self,
@@ -163,10 +173,10 @@ class WorkerPool:
         documents: Sequence[Any] = (),
     ) -> None:
         from ragjudge.distributed.workers import Worker
-        from ragjudge.home import home
 
         env, gate, cache = shared_llm(num_workers, uses_llm)
-        env.setdefault("RAGJUDGE_HOME", str(home().resolve()))
+        for name, value in pinned_env().items():
+            env.setdefault(name, value)
         self.num_workers = num_workers
         self.name = f"ragjudge-worker-{uuid.uuid4().hex[:8]}"
         # Kept referenced for the pool's life: a restarted worker is built from them again.

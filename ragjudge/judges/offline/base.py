@@ -22,7 +22,7 @@ from ragjudge.judges.offline.features import TextProfile, profile
 from ragjudge.judges.offline.params import Params, load_params
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
-ALGORITHM_VERSION = "4"
+ALGORITHM_VERSION = "5"
 
 
 class OfflineJudge:

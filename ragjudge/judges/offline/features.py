@@ -80,6 +80,18 @@ RELEVANCY_FEATURES = (
     "hedge",
     "off_topic",
 )
+SHORT_RELEVANCY_FEATURES = (
+    "qa_cos",
+    "aspect_cov_mean",
+    "aspect_cov_min",
+    "type_ok",
+    "type_miss",
+    "q_term_cov",
+    "new_info",
+)
+"""The ``relevancy_features`` that mean something for a fragment answer ("Rollo", "in 1844";
+``segment.terse_answer``): it has no sentences of its own to count or to find off-topic, so
+the ``short_relevancy`` model reads only these."""
 ASPECT_FEATURES = ("asp_cos", "asp_type_ok", "asp_term_cov")
 XENC_FEATURES = ("xenc_logit", "xenc_overlap")
 """The claim-support model's best-window logit and the share of the claim's content words in
@@ -92,6 +104,9 @@ CHUNK_FEATURES = (
     "ref_support",
     "has_ref",
 )
+
+TYPED_ANSWERS = frozenset({"date", "number", "person", "place"})
+"""Kinds of answer whose absence ``_type_ok`` can see in the answer's words."""
 
 FEATURE_SIGNS: dict[str, dict[str, int]] = {
     "support": {
@@ -119,6 +134,15 @@ FEATURE_SIGNS: dict[str, dict[str, int]] = {
         "non_committal": -1,
         "hedge": -1,
         "off_topic": -1,
+    },
+    "short_relevancy": {
+        "qa_cos": 1,
+        "aspect_cov_mean": 1,
+        "aspect_cov_min": 1,
+        "type_ok": 1,
+        "type_miss": -1,
+        "q_term_cov": 0,
+        "new_info": 0,
     },
     "aspect": {"asp_cos": 1, "asp_type_ok": 1, "asp_term_cov": 1},
     "xenc": {"xenc_logit": 1, "xenc_overlap": 1},
@@ -413,7 +437,10 @@ def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dic
     ``qa_cos`` (question vs whole answer), ``sent_cos_max`` / ``sent_cos_mean`` (vs answer
     sentences), ``aspect_cov_mean`` / ``aspect_cov_min`` (per question aspect, the max cosine to
     an answer sentence), ``type_ok`` (share of aspects whose expected answer type is present),
-    ``q_term_cov`` (share of question content stems in the answer), ``new_info`` (log of 1 + the
+    ``type_miss`` (share of the aspects asking for a date, number, person or place whose kind
+    of answer is absent; 0 when none asks for one: a name given for "in what year" is a
+    miss), ``q_term_cov`` (share of question content stems in the answer), ``new_info`` (log
+    of 1 + the
     answer's content stems not in the question: informativeness), ``n_claims`` (log of 1 + answer
     sentences with three or more content words), ``non_committal`` (share of answer sentences
     that decline to answer), ``hedge`` (hedge-word rate), ``off_topic`` (share of answer sentences
@@ -421,12 +448,13 @@ def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dic
     """
     sentences = [s for s in split_sentences(answer) if s.strip()]
     if not sentences:
-        return dict.fromkeys(RELEVANCY_FEATURES, 0.0) | {"non_committal": 1.0}
+        return dict.fromkeys((*RELEVANCY_FEATURES, "type_miss"), 0.0) | {"non_committal": 1.0}
     aspects = question_aspects(question)
     vecs = cache.vectors([question, answer, *sentences])
     q, a, s = vecs[0], vecs[1], vecs[2:]
     sent_cos = s @ q
     asp = aspect_features(aspects, answer, question, cache)
+    typed = [i for i, a in enumerate(aspects) if a.answer_type in TYPED_ANSWERS]
     qstems = set(stems(question))
     astems = set(stems(answer))
     return {
@@ -436,6 +464,7 @@ def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dic
         "aspect_cov_mean": float(asp[:, 0].mean()) if len(asp) else 0.0,
         "aspect_cov_min": float(asp[:, 0].min()) if len(asp) else 0.0,
         "type_ok": float(asp[:, 1].mean()) if len(asp) else 0.0,
+        "type_miss": float(1.0 - asp[typed, 1].mean()) if typed else 0.0,
         "q_term_cov": _share_in(qstems, astems) if qstems else 1.0,
         "new_info": math.log1p(len(astems - qstems)),
         "n_claims": math.log1p(sum(len(content_words(x)) >= 3 for x in sentences)),

@@ -25,8 +25,9 @@ over the claims of their best-chunk evidence, against the answer-level label): `
 calibration of the claim-support model's logit, when the base parameters have it, else the
 feature model ``support``; completeness -> the same with the answer as the chunk when there is
 a reference, else ``aspect`` (mean over the question's aspects); answer_relevancy ->
-``relevancy``; context_precision -> ``chunk`` (the label is about ``contexts[0]``, the chunk
-judged). A model with no labels (or labels of one class only) keeps
+``relevancy``, or ``short_relevancy`` for a fragment answer when the base parameters have it
+(``relevancy.relevancy_model``); context_precision -> ``chunk`` (the label is about
+``contexts[0]``, the chunk judged). A model with no labels (or labels of one class only) keeps
 its base parameters.
 
 Fitting: a weighted logistic regression on standardised features z, shrunk towards the base
@@ -64,7 +65,6 @@ from ragjudge.judges.offline.embed import EmbeddingCache, shared_cache
 from ragjudge.judges.offline.features import (
     CHUNK_FEATURES,
     FEATURE_SIGNS,
-    RELEVANCY_FEATURES,
     RULE_FEATURES,
     SUPPORT_FEATURES,
     XENC_FEATURES,
@@ -76,6 +76,7 @@ from ragjudge.judges.offline.features import (
     support_features,
 )
 from ragjudge.judges.offline.params import LogisticModel, Params, load_params
+from ragjudge.judges.offline.relevancy import relevancy_model
 from ragjudge.judges.offline.segment import (
     claims,
     question_aspects,
@@ -272,7 +273,8 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
     """(model name, feature vector) of one labelled row; ValueError when it has none."""
     if row.dimension == "answer_relevancy":
         f = relevancy_features(row.question, row.answer, cache)
-        return "relevancy", np.array([f[k] for k in RELEVANCY_FEATURES])
+        model = relevancy_model(row.answer, base)
+        return model, np.array([f[k] for k in base.models[model].features])
     if row.dimension == "context_precision":
         ref_support = None
         points = reference_points(row.reference or "")

@@ -5,6 +5,9 @@ A ``Params`` file holds one logistic model per decision the judges make:
 - ``support``: does a text unit (a chunk, or an answer for completeness) support a claim
   (``features.SUPPORT_FEATURES``) -> faithfulness, context recall, completeness with a reference;
 - ``relevancy``: does an answer address all of its question (``RELEVANCY_FEATURES``);
+- ``short_relevancy`` (optional): the same for a fragment answer ("Rollo", "the 10th
+  century"; ``segment.terse_answer``), on ``SHORT_RELEVANCY_FEATURES``; without it such an
+  answer is read by ``relevancy``, which rates it low (it has no sentences to score);
 - ``aspect``: does an answer cover one part of the question (``ASPECT_FEATURES``) ->
   completeness without a reference;
 - ``chunk``: is a chunk relevant to the question / reference (``CHUNK_FEATURES``) -> context
@@ -43,6 +46,7 @@ from ragjudge.judges.offline.features import (
     ASPECT_FEATURES,
     CHUNK_FEATURES,
     RELEVANCY_FEATURES,
+    SHORT_RELEVANCY_FEATURES,
     SUPPORT_FEATURES,
     XENC_FEATURES,
 )
@@ -60,7 +64,10 @@ MODEL_FEATURES: dict[str, tuple[str, ...]] = {
     "aspect": ASPECT_FEATURES,
     "chunk": CHUNK_FEATURES,
 }
-OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {"xenc": XENC_FEATURES}
+OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
+    "xenc": XENC_FEATURES,
+    "short_relevancy": SHORT_RELEVANCY_FEATURES,
+}
 """Models a ``Params`` may hold (see the module docstring)."""
 
 

@@ -7,6 +7,11 @@ informativeness (new content words), penalties for non-committal sentences, hedg
 off-topic sentences. Plain question-answer cosine favours short, incomplete answers; the aspect
 and informativeness features are what reward a full answer.
 
+A fragment answer ("Rollo" to "Who led the Normans?", "the 10th century"; ``segment.
+terse_answer``) is read by the ``short_relevancy`` model instead, when the parameters have one
+(``relevancy_model``): its expected answer type, its cosine to the question and the question
+aspects it covers. The sentence features would call it off-topic and uninformative.
+
 Abstentions: a wholly non-committal answer ("I don't know ...") scores 0, as with the LLM judge,
 unless the reference itself says the question cannot be answered (then abstaining is the right
 answer and scores 1; any other answer to such a question scores 0).
@@ -16,8 +21,9 @@ from __future__ import annotations
 
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.features import relevancy_features
+from ragjudge.judges.offline.params import Params
 from ragjudge.judges.offline.segment import claims as segment_claims
-from ragjudge.judges.offline.segment import is_non_committal
+from ragjudge.judges.offline.segment import is_non_committal, terse_answer
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -30,6 +36,15 @@ def abstains(answer: str) -> bool:
 def unanswerable(reference: str | None) -> bool:
     """The reference says the question has no answer."""
     return bool(reference and reference.strip() and abstains(reference))
+
+
+def relevancy_model(answer: str, params: Params) -> str:
+    """The name of the model in ``params`` that rates ``answer``'s relevancy: ``short_relevancy``
+    for a fragment answer (``segment.terse_answer``) when ``params`` has it, else
+    ``relevancy``."""
+    if "short_relevancy" in params.models and terse_answer(answer):
+        return "short_relevancy"
+    return "relevancy"
 
 
 @register_judge("answer_relevancy", "offline")
@@ -58,13 +73,19 @@ class OfflineAnswerRelevancyJudge(OfflineJudge):
                 score=0.0,
                 evidence=Evidence(explanation="non-committal answer", features=feats),
             )
-        p = self.params.models["relevancy"].proba_dict(feats)
+        model = relevancy_model(item.answer, self.params)
+        p = self.params.models[model].proba_dict(feats)
         weakest = min(("aspect_cov_min", "type_ok", "q_term_cov"), key=lambda f: feats[f])
         explanation = (
             f"p(relevant)={p:.2f}; aspects covered (mean cosine) {feats['aspect_cov_mean']:.2f}, "
-            f"expected answer types present {feats['type_ok']:.0%}, non-committal sentences "
-            f"{feats['non_committal']:.0%}, off-topic sentences {feats['off_topic']:.0%}; "
-            f"weakest signal: {weakest}"
+            f"expected answer types present {feats['type_ok']:.0%}, "
+            + (
+                f"a fragment answer (question cosine {feats['qa_cos']:.2f})"
+                if model == "short_relevancy"
+                else f"non-committal sentences {feats['non_committal']:.0%}, off-topic "
+                f"sentences {feats['off_topic']:.0%}"
+            )
+            + f"; weakest signal: {weakest}"
         )
         return self.result(
             item,

@@ -10,6 +10,10 @@ question, and detection of non-committal text.
 - ``short_answer(text)``: an answer with no claim that still names something ("Rollo", "1844",
   "the 1970s") is one claim, read with its question; a bare yes / no is not (the claim
   it makes is the question's, which the words alone do not state).
+- ``terse_answer(text)``: a fragment answer ("Rollo", "the 10th century", "Duke Richard II"):
+  at most ``TERSE_MAX_WORDS`` words, none of them a pronoun or an auxiliary verb (which make a
+  sentence of it: "It is a tower."), not a question, not non-committal, naming something.
+  Answer relevancy reads such an answer with its own model.
 - ``context_units(chunk)``: the chunk's lines, each split into sentences (lists and tables in web
   or Wikipedia text are one item per line); URLs, citation markers and replacement characters
   removed; units of fewer than two word tokens dropped; run-ons cut at ``MAX_UNIT_WORDS``.
@@ -155,6 +159,24 @@ def short_answer(text: str) -> str | None:
     if claims(text) or text.endswith("?") or is_non_committal(text):
         return None
     return text if set(content_words(text)) - _POLAR else None
+
+
+TERSE_MAX_WORDS = 4
+_SENTENCE_MARKERS = frozenset(
+    """i you he she it we they me him her us them this these those there is are was were am be
+    been being has have had do does did will would shall should can could may might must""".split()
+)
+
+
+def terse_answer(text: str) -> bool:
+    """The answer is a fragment, not a sentence (module docstring)."""
+    text = strip_citations(text).strip()
+    words = tokens(text)
+    if not words or len(words) > TERSE_MAX_WORDS or set(words) & _SENTENCE_MARKERS:
+        return False
+    if text.endswith("?") or is_non_committal(text):
+        return False
+    return bool(set(content_words(text)) - _POLAR)
 
 
 def reference_points(text: str) -> list[str]:
