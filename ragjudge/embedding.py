@@ -5,8 +5,9 @@ Loaded from the package's installed folder with ``HF_HUB_OFFLINE=1``: nothing is
 Vectors are L2-normalised float32, so a dot product is the cosine similarity.
 
 ``load_judge_encoder()`` is the offline judges' encoder: the same model run under CPU bfloat16
-autocast where the CPU computes bfloat16 natively (AVX512-BF16 or AMX), about 1.8x faster with
-vectors at cosine >= 0.9999 to fp32 ones (bench/bench_offline_judges.py prints both figures).
+autocast where the CPU computes bfloat16 natively (AVX512-BF16 or AMX): it encodes 1.6x to 2x
+faster, with vectors at cosine >= 0.9999 to fp32 ones (bench/bench_offline_judges.py prints
+both figures).
 ``RAGJUDGE_JUDGE_PRECISION`` = ``auto`` (default) | ``bf16`` | ``fp32`` overrides the choice.
 Retrieval and generation keep fp32 (``load_encoder()``), so their indexes and figures do not move.
 """

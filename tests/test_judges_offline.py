@@ -175,10 +175,21 @@ async def test_answer_relevancy_rewards_full_answers() -> None:
 
 
 def test_a_terse_answer_is_a_fragment_not_a_sentence() -> None:
-    for fragment in ("Gustave Eiffel", "1889", "in 1889.", "the 19th century", "Paris, France"):
+    for fragment in (
+        "Gustave Eiffel",
+        "1889",
+        "in 1889.",
+        "the 19th century",
+        "Paris, France",
+        "May 1889",  # a month, not "may"
+        "the US",
+        "World War I",
+    ):
         assert terse_answer(fragment), fragment
     for not_terse in (
         "It is a tower.",  # a pronoun and a verb make it a sentence
+        "They may.",
+        "I agree.",
         "It was completed in 1889.",
         "a tall iron tower in central Paris",  # more than four words
         "Yes.",

@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragjudge.text import content_words, split_sentences, tokens
+from ragjudge.text import content_words, split_sentences, tokens, word_matches
 
 _CITATION = re.compile(r"\s*\[(?:\d+(?:\s*[,-]\s*\d+)*)\]")
 _URL = re.compile(r"https?://\S+|www\.\S+")
@@ -168,11 +168,26 @@ _SENTENCE_MARKERS = frozenset(
 )
 
 
+_NAME_LIKE_MARKERS = frozenset({"may", "will", "us", "can"})
+"""Markers that, capitalised, are usually a name or a month ("May 1844", "the US")."""
+
+
+def _marks_sentence(word: str, first: bool) -> bool:
+    """``word`` is a pronoun or auxiliary verb: in lower case anywhere, or capitalised as the
+    first word unless it is usually a name there ("World War I", "May 1844" stay fragments)."""
+    low = word.lower()
+    if low not in _SENTENCE_MARKERS:
+        return False
+    return word == low or (first and low not in _NAME_LIKE_MARKERS)
+
+
 def terse_answer(text: str) -> bool:
     """The answer is a fragment, not a sentence (module docstring)."""
     text = strip_citations(text).strip()
-    words = tokens(text)
-    if not words or len(words) > TERSE_MAX_WORDS or set(words) & _SENTENCE_MARKERS:
+    words = [m.group(0) for m in word_matches(text)]
+    if not words or len(words) > TERSE_MAX_WORDS:
+        return False
+    if any(_marks_sentence(w, i == 0) for i, w in enumerate(words)):
         return False
     if text.endswith("?") or is_non_committal(text):
         return False
