@@ -448,7 +448,8 @@ def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dic
     """
     sentences = [s for s in split_sentences(answer) if s.strip()]
     if not sentences:
-        return dict.fromkeys((*RELEVANCY_FEATURES, "type_miss"), 0.0) | {"non_committal": 1.0}
+        every = dict.fromkeys((*RELEVANCY_FEATURES, *SHORT_RELEVANCY_FEATURES), 0.0)
+        return every | {"non_committal": 1.0}
     aspects = question_aspects(question)
     vecs = cache.vectors([question, answer, *sentences])
     q, a, s = vecs[0], vecs[1], vecs[2:]
