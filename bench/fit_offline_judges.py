@@ -359,12 +359,8 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         # SQuAD short answers: faithfulness of the gold span to its paragraph, beside a span of
         # the same kind from another article (one the paragraph does not hold)
         short = squad_short_answers(root, part)
-        own = run(
-            faith, [JudgeInput(id=q, question=q, answer=a, contexts=[c]) for q, c, a, _ in short]
-        )
-        far = run(
-            faith, [JudgeInput(id=q, question=q, answer=b, contexts=[c]) for q, c, _, b in short]
-        )
+        own = run(faith, [short_item(q, c, a) for q, c, a, _ in short])
+        far = run(faith, [short_item(q, c, b) for q, c, _, b in short])
         res["squad_short_faithfulness_scored"] = round(
             float(np.mean([r.score is not None for r in own + far])), 3
         )
@@ -480,6 +476,17 @@ def squad_article(question: dict[str, Any]) -> str:
     return str(question["gold_doc_id"]).rsplit("_", 1)[0]
 
 
+def squad_part(root: Path, part: str) -> list[tuple[str, dict[str, Any]]]:
+    """(article, question) per answerable SQuAD question of ``part`` (``SQUAD_HELD_OUT``'s
+    articles are the held-out part), in file order."""
+    _, questions = squad_answerable(root)
+    return [
+        (article, q)
+        for q in questions
+        if ((article := squad_article(q)) in SQUAD_HELD_OUT) == (part == "held_out")
+    ]
+
+
 def squad_pairs(root: Path, part: str) -> list[tuple[str, ...]]:
     """(question, direct answer, other answer, gold span, other span, near miss) per answerable
     SQuAD question of ``part``: the direct answer is the sentence of its gold paragraph holding
@@ -487,12 +494,9 @@ def squad_pairs(root: Path, part: str) -> list[tuple[str, ...]]:
     the article's list away (a fluent, on-topic text that answers another question); the near
     miss is another sentence of the gold paragraph without the answer (on the question's topic,
     not answering it). Questions without all three are skipped."""
-    docs, questions = squad_answerable(root)
+    docs, _ = squad_answerable(root)
     by_article: dict[str, list[tuple[str, str, str, str]]] = {}
-    for q in questions:
-        article = squad_article(q)
-        if (article in SQUAD_HELD_OUT) != (part == "held_out"):
-            continue
+    for article, q in squad_part(root, part):
         gold = q["answers"][0]
         sentences = split_sentences(docs[q["gold_doc_id"]])
         sentence = next((s for s in sentences if gold in s), None)
@@ -522,10 +526,7 @@ def squad_short_answers(root: Path, part: str) -> list[tuple[str, str, str, str]
         return any(ch.isdigit() for ch in text)
 
     out = []
-    for q in qs:
-        article = squad_article(q)
-        if (article in SQUAD_HELD_OUT) != (part == "held_out"):
-            continue
+    for article, q in squad_part(root, part):
         span, paragraph = min(q["answers"], key=len), docs[q["gold_doc_id"]]
         if len(span.split()) > 4:
             continue

@@ -166,8 +166,12 @@ def main() -> None:
     table(data)
 
 
+STATS = ("auroc", "bacc", "ceiling")
+"""The statistics of each score, in the table's column order."""
+
+
 def means_of(rows: dict) -> dict[str, float]:
-    keys = {k for r in rows.values() for k in r if k.endswith(("auroc", "bacc", "ceiling"))}
+    keys = {k for r in rows.values() for k in r if k.endswith(STATS)}
     return {
         k: round(float(np.mean([value(r[k]) for r in rows.values() if k in r])), 3)
         for k in sorted(keys)
@@ -177,9 +181,6 @@ def means_of(rows: dict) -> dict[str, float]:
 def value(v: float | list[float]) -> float:
     """A statistic's point value (a bootstrapped one is stored as [value, low, high])."""
     return v if isinstance(v, float) else v[0]
-
-
-STATS = ("auroc", "bacc", "ceiling")
 
 
 def table(data: dict) -> None:

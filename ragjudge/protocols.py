@@ -18,7 +18,8 @@ Contracts:
 - ``BatchedJudge`` (a judge with ``prepare``) does, for many items at once, work its ``judge``
   would otherwise do item by item (the offline judges encode every text of the items in one
   batch). ``prepare`` changes when the work is paid, not the results (the offline judges'
-  scores move by the encoder's float rounding only, under 1e-6); every runner
+  scores move by the encoder's rounding only, which follows what shares a batch: under 1e-6 in
+  fp32, about 1e-3 in bfloat16); every runner
   (``ragjudge.judges.runner.prepared_slices``) calls it on each slice of items before judging
   them.
 - ``Executor`` carries out a sweep's plan (``ragjudge.sweep.plan``) stage by stage and writes

@@ -151,14 +151,19 @@ def claims(text: str) -> list[str]:
 _POLAR = frozenset({"yes", "no", "true", "false", "correct", "incorrect", "right", "wrong"})
 
 
+def _names_something(text: str) -> bool:
+    """``text`` (citations stripped) is neither a question nor non-committal, and has a content
+    word other than yes / no / true / false: what a short or terse answer must be."""
+    if text.endswith("?") or is_non_committal(text):
+        return False
+    return bool(set(content_words(text)) - _POLAR)
+
+
 def short_answer(text: str) -> str | None:
     """The whole answer as one claim when it is a short answer (module docstring): it has no
-    claim of its own, is neither a question nor non-committal, and has a content word other
-    than yes / no / true / false. None otherwise."""
+    claim of its own and names something (``_names_something``). None otherwise."""
     text = strip_citations(text).strip()
-    if claims(text) or text.endswith("?") or is_non_committal(text):
-        return None
-    return text if set(content_words(text)) - _POLAR else None
+    return text if not claims(text) and _names_something(text) else None
 
 
 TERSE_MAX_WORDS = 4
@@ -166,8 +171,6 @@ _SENTENCE_MARKERS = frozenset(
     """i you he she it we they me him her us them this these those there is are was were am be
     been being has have had do does did will would shall should can could may might must""".split()
 )
-
-
 _NAME_LIKE_MARKERS = frozenset({"may", "will", "us", "can"})
 """Markers that, capitalised, are usually a name or a month ("May 1844", "the US")."""
 
@@ -189,9 +192,7 @@ def terse_answer(text: str) -> bool:
         return False
     if any(_marks_sentence(w, i == 0) for i, w in enumerate(words)):
         return False
-    if text.endswith("?") or is_non_committal(text):
-        return False
-    return bool(set(content_words(text)) - _POLAR)
+    return _names_something(text)
 
 
 def reference_points(text: str) -> list[str]:
