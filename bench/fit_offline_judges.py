@@ -10,7 +10,9 @@ Incomplete/Partial, with the text of their cited evidence) plus WikiEval faithfu
 incomplete 0), HaluQuestQA answers (no irrelevance span 1 / span 0) and SQuAD answer sentences
 (direct 1 / another question's or a near miss 0); ``short_relevancy`` on the fragment answers
 among them (``segment.terse_answer``: mostly SQuAD gold spans 1 / another question's span 0);
-``aspect`` on
+``short_support`` on SQuAD short answers of the dev articles (the gold span 1 / a span of
+another article, another question's answer on the same paragraph, or a plausible answer of an
+unanswerable question 0); ``aspect`` on
 HaluQuestQA answers (no incomplete-answer span 1 / span 0); ``chunk`` on WikiEval
 context-relevance contexts (focused 1 / padded 0). Each source has the same total weight in a
 model (``balanced``). ``--write`` saves the result as the package's ``params/v2.json`` and puts
@@ -27,7 +29,9 @@ applied to held-out) beside content-word overlap, and answer relevancy vs inform
 SQuAD answer relevancy (a direct answer against another question's answer, as sentences and
 as bare answer spans), and faithfulness
 of short answers (``squad_short_answers``: the gold span against its paragraph beside a span
-from another article; the share scored, not ``no_claims``, and AUROC on the scored ones).
+from another article; the share scored, not ``no_claims``, and AUROC on the scored ones; and
+beside a wrong span of the same paragraph, ``squad_wrong_spans``: another question's answer,
+or a plausible answer of an unanswerable question).
 
 Embeddings come from the judges' encoder (``ragjudge.embedding.load_judge_encoder``) and are
 cached on disk (``$RAGJUDGE_HOME/bench/offline_embeddings.<encoder name>.pkl``) so a rerun only
@@ -69,6 +73,7 @@ from ragjudge.judges.offline.params import (  # noqa: E402
     Params,
     load_params,
 )
+from ragjudge.judges.offline.segment import short_answer  # noqa: E402
 from ragjudge.judges.offline.support import support_matrix  # noqa: E402
 from ragjudge.schema import JudgeInput, JudgeResult  # noqa: E402
 from ragjudge.text import split_sentences  # noqa: E402
@@ -367,6 +372,22 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         kept = [(y, r.score) for y, rs in ((1, own), (0, far)) for r in rs if r.score is not None]
         res["squad_short_faithfulness_auroc"] = auc_ci([y for y, _ in kept], [x for _, x in kept])
         res["squad_short_n"] = len(short)
+        # ... beside a wrong span of the same paragraph: another question's answer, or a
+        # plausible answer of an unanswerable question (the chunk holds it, not as the answer)
+        gold = [score(r) for r in own]
+        res["squad_short_faithfulness_gold_mean"] = round(float(np.mean(gold)), 3)
+        res["squad_short_faithfulness_gold_share_supported"] = round(
+            float(np.mean([x >= 0.5 for x in gold])), 3
+        )
+        wrong = squad_wrong_spans(root, part)
+        for kind in ("other", "plausible"):
+            items = [short_item(q, c, a) for q, c, a, k in wrong if k == kind]
+            bad = [score(r) for r in run(faith, items)]
+            res[f"squad_short_faithfulness_{kind}_auroc"] = auc_ci(
+                [1] * len(gold) + [0] * len(bad), gold + bad
+            )
+            res[f"squad_short_faithfulness_{kind}_mean"] = round(float(np.mean(bad)), 3)
+            res[f"squad_short_faithfulness_{kind}_n"] = len(bad)
         out[part] = res
     # ExpertQA best-threshold accuracy: the threshold picked on dev, applied to both parts
     yd, sd = (np.asarray(v) for v in out["dev"].pop("_expertqa_support_scores"))
@@ -541,6 +562,68 @@ def squad_short_answers(root: Path, part: str) -> list[tuple[str, str, str, str]
     return out
 
 
+def squad_wrong_spans(root: Path, part: str) -> list[tuple[str, str, str, str]]:
+    """(question, gold paragraph, wrong span, kind) per SQuAD question of ``part``: for an
+    unanswerable question, its shortest plausible answer (a span of the paragraph that looks
+    like the answer; kind ``plausible``); for an answerable one with a short answer, the first
+    short gold answer of another question on the same paragraph that neither holds nor is held
+    by its own answers (kind ``other``). Spans of at most four words, as short answers are."""
+    folder = root / "squad_v2_dev_subset"
+    docs, _ = squad_answerable(root)
+    questions = [
+        q
+        for q in map(json.loads, (folder / "questions.jsonl").open())
+        if (squad_article(q) in SQUAD_HELD_OUT) == (part == "held_out")
+    ]
+    spans: dict[str, list[str]] = {}
+    for q in questions:
+        if not q["is_impossible"]:
+            spans.setdefault(q["gold_doc_id"], []).append(min(q["answers"], key=len))
+    out = []
+    for q in questions:
+        paragraph = docs[q["gold_doc_id"]]
+        if q["is_impossible"]:
+            short = [a for a in q["plausible_answers"] if len(a.split()) <= 4]
+            if short:
+                out.append((q["question"], paragraph, min(short, key=len), "plausible"))
+        elif len(min(q["answers"], key=len).split()) <= 4:
+            other = next(
+                (
+                    s
+                    for s in spans[q["gold_doc_id"]]
+                    if len(s.split()) <= 4 and not any(s in a or a in s for a in q["answers"])
+                ),
+                None,
+            )
+            if other:
+                out.append((q["question"], paragraph, other, "other"))
+    return out
+
+
+def squad_short_support_rows(root: Path) -> list[LabelRow]:
+    """Faithfulness rows of short answers on the dev articles (``short_support``): the gold
+    span against its paragraph 1; a span of another article, a plausible answer of an
+    unanswerable question and another question's answer on the same paragraph 0. Each class
+    weighs the same (the negatives are made here)."""
+    short = squad_short_answers(root, "dev")
+    rows = [(q, c, a, 1) for q, c, a, _ in short] + [(q, c, b, 0) for q, c, _, b in short]
+    rows += [(q, c, a, 0) for q, c, a, _ in squad_wrong_spans(root, "dev")]
+    rows = [r for r in rows if short_answer(r[2]) is not None]
+    positives = sum(r[3] for r in rows)
+    return [
+        LabelRow(
+            "faithfulness",
+            q,
+            label,
+            answer=a,
+            contexts=[c],
+            group=f"squad:{c[:40]}",
+            weight=1.0 if label else positives / (len(rows) - positives),
+        )
+        for q, c, a, label in rows
+    ]
+
+
 def squad_rows(root: Path) -> list[LabelRow]:
     """Answer relevancy rows: the direct answer 1, the other question's answer 0 (as sentences
     and as the bare gold spans: a one-phrase answer is as direct as a sentence), and the near
@@ -570,6 +653,7 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
         "wikieval": wikieval_rows(pairs),
         "haluquestqa": haluquestqa_rows(answers),
         "squad": squad_rows(root),
+        "squad_short": squad_short_support_rows(root),
     }
     rows = balanced(sources)
     return refit(

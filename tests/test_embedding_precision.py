@@ -94,3 +94,17 @@ def test_precisions_keep_separate_vector_files(_isolated_home: Path) -> None:
     assert again.seen == []
     names = sorted(p.name for p in (_isolated_home / "embeddings").iterdir())
     assert {"m.sentences.sqlite", "m_bf16.sentences.sqlite"} <= set(names)  # "+" made safe
+
+
+def test_the_judges_version_names_the_encoder_precision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Results of the two precisions differ by about 1e-3, so they never share a cache key."""
+    plain = OfflineFaithfulnessJudge(cache=EmbeddingCache(NamedEncoder("m")))
+    bf16 = OfflineFaithfulnessJudge(cache=EmbeddingCache(NamedEncoder("m+bf16")))
+    assert ".bf16+" in bf16.version and ".bf16" not in plain.version
+    assert bf16.version.replace(".bf16+", "+") == plain.version
+    monkeypatch.setenv(PRECISION_ENV, "bf16")  # the shared cache asks the environment
+    assert ".bf16+" in OfflineFaithfulnessJudge(cache=EmbeddingCache()).version
+    monkeypatch.setenv(PRECISION_ENV, "fp32")
+    assert ".bf16" not in OfflineFaithfulnessJudge(cache=EmbeddingCache()).version

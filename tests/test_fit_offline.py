@@ -18,6 +18,7 @@ from ragjudge.judges.offline.features import (
     FEATURE_SIGNS,
     RULE_FEATURES,
     SHORT_RELEVANCY_FEATURES,
+    SHORT_SUPPORT_FEATURES,
 )
 from ragjudge.judges.offline.fit import (
     LabelRow,
@@ -96,7 +97,7 @@ def _labels(path: Path) -> Path:
 def test_bundled_params_load_and_are_versioned() -> None:
     params = load_params()
     assert params.version
-    assert set(params.models) == set(MODEL_FEATURES) | {"short_relevancy"}
+    assert set(params.models) == set(MODEL_FEATURES) | {"short_relevancy", "short_support"}
     raw = json.loads(DEFAULT_PARAMS.read_text())
     assert raw["schema_version"] == 1 and raw["version"] == params.version
     assert OfflineFaithfulnessJudge().version.endswith(f"+{params.version}.{params.digest}")
@@ -250,7 +251,8 @@ def test_weights_change_the_fit_and_bad_weights_are_located(tmp_path: Path) -> N
 
 def test_bundled_params_are_fitted_not_hand_set() -> None:
     params = load_params()
-    assert set(params.provenance["fitted_models"]) == set(MODEL_FEATURES) | {"short_relevancy"}
+    optional = {"short_relevancy", "short_support"}
+    assert set(params.provenance["fitted_models"]) == set(MODEL_FEATURES) | optional
     for name, model in params.models.items():
         assert model.cv["n"] > 50, name  # fitted on labelled rows, with CV figures
         for feature, coef in zip(model.features, model.coef, strict=True):
@@ -278,6 +280,21 @@ def test_fragment_answers_fit_their_own_relevancy_model() -> None:
     bare = base.model_copy(update={"models": models})
     name, vec = row_features(fragment, bare, EmbeddingCache())
     assert name == "relevancy" and len(vec) == len(bare.models["relevancy"].features)
+
+
+def test_short_answer_faithfulness_labels_fit_the_short_support_model() -> None:
+    base = load_params(PRIOR_PARAMS)
+    q = "Where was Marie Curie born?"
+    row = LabelRow("faithfulness", q, 1, answer="Warsaw", contexts=[CONTEXT])
+    name, vec = row_features(row, base, EmbeddingCache())
+    assert name == "short_support" and len(vec) == len(SHORT_SUPPORT_FEATURES)
+    assert vec[SHORT_SUPPORT_FEATURES.index("ans_cov")] == 1.0  # "Warsaw" is in the context
+    claim = LabelRow("faithfulness", q, 1, answer="She was born in Warsaw.", contexts=[CONTEXT])
+    assert row_features(claim, base, EmbeddingCache())[0] == "support"
+    models = {k: v for k, v in base.models.items() if k != "short_support"}
+    bare = base.model_copy(update={"models": models})
+    with pytest.raises(ValueError, match="short_support"):
+        row_features(row, bare, EmbeddingCache())  # skipped by featurise, not mis-filed
 
 
 def test_url_only_citations_are_no_evidence() -> None:

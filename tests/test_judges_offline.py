@@ -141,7 +141,8 @@ def test_a_short_answer_is_one_claim_unless_it_is_yes_no_a_question_or_an_absten
     assert short_answer("the 1970s") == "the 1970s"
     for not_short in ("Yes.", "no", "True", "Why?", "Unknown.", "I don't know.", "It", ""):
         assert short_answer(not_short) is None, not_short
-    assert short_answer("the 10th century") is None  # two content words: a claim already
+    assert short_answer("the 10th century") == "the 10th century"  # a fragment (terse_answer)
+    assert short_answer("It was completed in the 10th century.") is None  # a claim
 
 
 @pytest.mark.parametrize("params", [DEFAULT_PARAMS, MODEL_PARAMS], ids=["v2", "v3"])
@@ -159,6 +160,71 @@ async def test_faithfulness_reads_a_short_answer_with_its_question(params: Path)
     assert wrong.evidence.claims[0].verdict == "unsupported"  # its number is not in a chunk
     polar = await judge.judge(item("Yes.", question="Is the Eiffel Tower in Paris?"))
     assert polar.status == JudgeStatus.no_claims
+
+
+BRIDGE = (
+    "The Larch Street Bridge was designed by Anna Kovacs and opened in 1931. "
+    "Its lighting was installed by Peter Lund in 1990, when the deck was also repaved."
+)
+
+
+@pytest.mark.parametrize("params", [DEFAULT_PARAMS, MODEL_PARAMS], ids=["v2", "v3"])
+async def test_a_short_answer_the_chunk_gives_for_something_else_is_not_supported(
+    params: Path,
+) -> None:
+    """Both names and both years are in the chunk; only the one it gives as the answer to the
+    question is supported (the ``short_support`` model)."""
+    judge = OfflineFaithfulnessJudge(params=params)
+    cases = [
+        ("Who designed the Larch Street Bridge?", "Anna Kovacs", "Peter Lund"),
+        ("When did the Larch Street Bridge open?", "in 1931", "in 1990"),
+        ("Who installed the lighting of the bridge?", "Peter Lund", "Anna Kovacs"),
+        ("When was the bridge's lighting installed?", "1990", "1931"),
+    ]
+    margins = []
+    for q, right, wrong in cases:
+        r = await judge.judge(item(right, question=q, contexts=[BRIDGE]))
+        w = await judge.judge(item(wrong, question=q, contexts=[BRIDGE]))
+        assert r.score is not None and w.score is not None
+        assert r.evidence.claims[0].verdict == "supported", (q, r.score)
+        assert "near_q_cov" in r.evidence.features
+        margins.append(r.score - w.score)
+    assert min(margins) > 0.0 and sum(margins) / len(margins) > 0.2, margins
+    assert sum(m > 0.3 for m in margins) >= 2, margins
+
+
+@pytest.mark.parametrize("params", [DEFAULT_PARAMS, MODEL_PARAMS], ids=["v2", "v3"])
+async def test_a_short_answer_one_hop_from_the_question_is_supported(params: Path) -> None:
+    """The answer's sentence does not match the question, but it names the builder that the
+    sentence matching the question names: one hop, as multi-hop questions need."""
+    judge = OfflineFaithfulnessJudge(params=params)
+    light = (
+        "Greyhaven Rock Lighthouse was built by the engineer Tomas Brell. "
+        "Tomas Brell was born in the port town of Kelmouth in 1790."
+    )
+    q = "In which town was the builder of Greyhaven Rock Lighthouse born?"
+    r = await judge.judge(item("Kelmouth", question=q, contexts=[light]))
+    assert r.evidence.claims[0].verdict == "supported", r.evidence.features
+    assert r.evidence.features["q_cos_gap"] == 0.0  # the hop reaches the question's sentence
+    year = "In what year was the builder of Greyhaven Rock Lighthouse born?"
+    right = await judge.judge(item("1790", question=year, contexts=[light]))
+    wrong = await judge.judge(item("1811", question=year, contexts=[light]))
+    assert right.score is not None and wrong.score is not None
+    assert right.evidence.claims[0].verdict == "supported"
+    assert wrong.evidence.claims[0].verdict == "unsupported"  # not in the chunk
+
+
+async def test_without_the_short_support_model_or_a_question_a_short_answer_is_a_claim() -> None:
+    base = load_params(DEFAULT_PARAMS)
+    models = {k: v for k, v in base.models.items() if k != "short_support"}
+    judge = OfflineFaithfulnessJudge(params=base.model_copy(update={"models": models}))
+    r = await judge.judge(item("Anna Kovacs", question="Who designed it?", contexts=[BRIDGE]))
+    assert r.status == JudgeStatus.ok and r.evidence.features["short_answer"] == 1.0
+    assert "near_q_cov" not in r.evidence.features and "cos_max" in r.evidence.features
+    # nor with it when the question has no content word: there is nothing to be the answer to
+    bare = OfflineFaithfulnessJudge(params=DEFAULT_PARAMS)
+    r = await bare.judge(item("Anna Kovacs", question="Who is it?", contexts=[BRIDGE]))
+    assert r.status == JudgeStatus.ok and "near_q_cov" not in r.evidence.features
 
 
 async def test_answer_relevancy_rewards_full_answers() -> None:

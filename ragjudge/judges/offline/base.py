@@ -4,10 +4,12 @@ Input checks and results are the ones every backend shares (``ragjudge.judges.ba
 ``precheck``, ``make_result``), so a judge called directly reports the same statuses as one
 run through ``judge_one``.
 
-``version`` = ``offline-<ALGORITHM_VERSION>+<params version>.<params digest>[.<model digest>]``
-(the last part when the parameters use the claim-support model): a change of the code, of the
-parameters (even a refit saved under the same version name) or of the model file changes the
-version, hence cache keys and run manifests.
+``version`` =
+``offline-<ALGORITHM_VERSION>[.bf16]+<params version>.<params digest>[.<model digest>]``
+(``.bf16`` when the sentence encoder runs in bfloat16, ``ragjudge.embedding.judge_precision``;
+the last part when the parameters use the claim-support model): a change of the code, of the
+encoder's precision, of the parameters (even a refit saved under the same version name) or of
+the model file changes the version, hence cache keys and run manifests.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import copy
 from collections.abc import Sequence
 from pathlib import Path
 
+from ragjudge.embedding import BF16_SUFFIX
 from ragjudge.judges.base import make_result, precheck
 from ragjudge.judges.offline.embed import EmbeddingCache, TextRecorder, shared_cache
 from ragjudge.judges.offline.features import TextProfile, profile
 from ragjudge.judges.offline.params import Params, load_params
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
-ALGORITHM_VERSION = "5"
+ALGORITHM_VERSION = "6"
 
 
 class OfflineJudge:
@@ -43,7 +46,10 @@ class OfflineJudge:
     ) -> None:
         self.params = params if isinstance(params, Params) else load_params(params)
         self.cache = cache or shared_cache()
-        self.version = f"offline-{ALGORITHM_VERSION}+{self.params.version}.{self.params.digest}"
+        bf16 = ".bf16" if self.cache.encoder_name.endswith(BF16_SUFFIX) else ""
+        self.version = (
+            f"offline-{ALGORITHM_VERSION}{bf16}+{self.params.version}.{self.params.digest}"
+        )
         if self.params.support_model is not None:
             from ragjudge.judges.offline.supportmodel import shared_model
 

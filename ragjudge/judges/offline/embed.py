@@ -51,6 +51,13 @@ class EmbeddingCache:
             self._encoder = load_judge_encoder()
         return self._encoder
 
+    @property
+    def encoder_name(self) -> str:
+        """The encoder's name, known without loading the judges' model."""
+        from ragjudge.embedding import judge_encoder_name
+
+        return self._encoder.name if self._encoder is not None else judge_encoder_name()
+
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (shape ``(len(texts), dim)``), encoding the misses in one batch."""
         with self._lock:
@@ -74,14 +81,12 @@ class EmbeddingCache:
     def _encode(self, texts: list[str]) -> np.ndarray:
         if not self.persist:
             return self.encoder.encode(texts)
-        from ragjudge.embedding import judge_encoder_name
         from ragjudge.retrieval.cache import VectorCache
 
         hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
         with self._disk_lock:  # one SQLite connection, used by one thread at a time
             if self._disk is None:
-                name = self._encoder.name if self._encoder is not None else judge_encoder_name()
-                self._disk = VectorCache(name, kind="sentences")
+                self._disk = VectorCache(self.encoder_name, kind="sentences")
             found = self._disk.lookup(hashes, texts, lambda todo: list(self.encoder.encode(todo)))
         return np.stack([v.reshape(-1) for v in found]).astype(np.float32)
 

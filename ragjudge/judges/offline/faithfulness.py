@@ -7,9 +7,14 @@ scores are continuous rather than tied at a few credit values. Each claim's verd
 ``Evidence.features["credit"]`` is the LLM judge's formula over those verdicts,
 (supported + 0.5 * partial) / claims.
 
-A short answer with no claim sentence ("Rollo", "1844": ``segment.short_answer``) is one claim,
-read with its question: the question's words count as given, so the chunk must hold what the
-answer adds (``Evidence.features["short_answer"]`` = 1). An answer with no claim otherwise (only
+A short answer ("Rollo", "1844", "William the Conqueror": ``segment.short_answer``) is one claim,
+read with its question (``Evidence.features["short_answer"]`` = 1). With the ``short_support``
+model in the parameters and a question with a content word (``support.short_support_model``),
+a chunk supports it when it gives it as the answer to that question
+(``support.short_support``: the answer's words near the question's, in the unit that matches
+the question best, of the kind the question asks for), so a name the chunk gives for something
+else is not supported; without it, the question's words count as given and the chunk must
+hold what the answer adds. An answer with no claim otherwise (only
 questions, a bare yes / no, or a pure abstention such as "I don't know") is ``no_claims``:
 there is nothing to be faithful about. Abstentions are scored by answer relevancy instead (see
 that judge).
@@ -20,7 +25,13 @@ from __future__ import annotations
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.segment import claims as segment_claims
 from ragjudge.judges.offline.segment import is_non_committal, short_answer
-from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, support_matrix
+from ragjudge.judges.offline.support import (
+    VERDICT_CREDIT,
+    claim_verdicts,
+    short_support,
+    short_support_model,
+    support_matrix,
+)
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -30,15 +41,17 @@ class OfflineFaithfulnessJudge(OfflineJudge):
     name = "faithfulness"
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
-        claims, given = segment_claims(item.answer), ""
-        short = None if claims else short_answer(item.answer)
-        if short is not None:
-            claims, given = [short], item.question
+        short = short_answer(item.answer)
+        claims, given = ([short], item.question) if short else (segment_claims(item.answer), "")
         if not claims:
             why = "abstains" if is_non_committal(item.answer) else "makes no factual claim"
             return self.result(item, JudgeStatus.no_claims, error=f"the answer {why}")
         chunks = self.chunk_profiles(item)
-        sup = support_matrix(claims, chunks, self.params, self.cache, question=given)
+        model = short_support_model(short, item.question, self.params)
+        if short is not None and model is not None:
+            sup = short_support(short, item.question, chunks, model, self.cache)
+        else:
+            sup = support_matrix(claims, chunks, self.params, self.cache, question=given)
         verdicts = claim_verdicts(claims, sup.matrix)
         score = float(sup.matrix.max(axis=1).mean()) if sup.matrix.shape[1] else 0.0
         features = sup.best_features()

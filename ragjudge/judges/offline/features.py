@@ -92,6 +92,10 @@ SHORT_RELEVANCY_FEATURES = (
 """The ``relevancy_features`` that mean something for a fragment answer ("Rollo", "in 1844";
 ``segment.terse_answer``): it has no sentences of its own to count or to find off-topic, so
 the ``short_relevancy`` model reads only these."""
+SHORT_SUPPORT_FEATURES = ("ans_cov", "near_q_cov", "q_cos_gap", "ans_q_cos", "type_miss")
+"""Features of whether a chunk supports a short answer ("Rollo", "1844"; ``segment.short_answer``)
+as the answer to its question (``short_support_features``): holding the answer's words is not
+enough when the chunk names it as the answer to something else."""
 ASPECT_FEATURES = ("asp_cos", "asp_type_ok", "asp_term_cov")
 XENC_FEATURES = ("xenc_logit", "xenc_overlap")
 """The claim-support model's best-window logit and the share of the claim's content words in
@@ -143,6 +147,13 @@ FEATURE_SIGNS: dict[str, dict[str, int]] = {
         "type_miss": -1,
         "q_term_cov": 0,
         "new_info": 0,
+    },
+    "short_support": {
+        "ans_cov": 1,
+        "near_q_cov": 1,
+        "q_cos_gap": -1,
+        "ans_q_cos": 1,
+        "type_miss": -1,
     },
     "aspect": {"asp_cos": 1, "asp_type_ok": 1, "asp_term_cov": 1},
     "xenc": {"xenc_logit": 1, "xenc_overlap": 1},
@@ -204,6 +215,8 @@ _REASON_CUES = frozenset(
 )
 OFF_TOPIC_COS = 0.2
 """An answer sentence with cosine below this to the question counts as off-topic."""
+SHORT_NEAR = 6
+"""Content words either side of a short answer in a chunk that ``near_q_cov`` looks at."""
 DENSITY_COS = 0.35
 """A chunk unit with cosine at least this to the question counts as on-topic (rel_density)."""
 
@@ -382,6 +395,62 @@ def support_features(
             ent_miss,
             neg_mismatch,
             math.log1p(len(cstems)),
+        )
+    return out
+
+
+def short_support_features(
+    question: str, answer: str, chunks: list[TextProfile], cache: EmbeddingCache
+) -> np.ndarray:
+    """``(len(chunks), len(SHORT_SUPPORT_FEATURES))``: does each chunk give ``answer`` (a short
+    answer) as the answer to ``question``?
+
+    The answer's stems are those not in the question (all of them when every one is); the
+    answer units are the chunk's units holding the largest share (> 0) of them, and the reach
+    is the answer units plus every unit sharing with one of them a capitalised word that is in
+    neither the question nor the answer (one hop: "Tomas Brell was born in Kelmouth" reaches
+    "The lighthouse was built by Tomas Brell" for "Where was the lighthouse's builder born?").
+    ``ans_cov`` = share of the answer's stems in the chunk; ``near_q_cov`` = the largest share
+    of the question's other stems within ``SHORT_NEAR`` content words of an answer stem in the
+    chunk (1.0 when the question has no other stem); ``ans_q_cos`` = the largest cosine between
+    the question and a unit of the reach (0 without one); ``q_cos_gap`` = the largest cosine
+    between the question and any unit, less ``ans_q_cos``: 0 when the answer sits in, or one
+    hop from, the unit that matches the question best; ``type_miss`` = share of the question's
+    aspects asking for a date, number, person or place whose kind the answer lacks
+    (``_type_ok``; 0 when none asks), the same for every chunk.
+    """
+    out = np.zeros((len(chunks), len(SHORT_SUPPORT_FEATURES)), dtype=np.float64)
+    qset = set(stems(question))
+    answer_stems = set(stems(answer))
+    own = (answer_stems - qset) or answer_stems
+    rest = qset - own
+    typed = [a for a in question_aspects(question) if a.answer_type in TYPED_ANSWERS]
+    type_miss = 1.0 - float(np.mean([_type_ok(a, answer, question) for a in typed] or [1.0]))
+    qv = cache.vectors([question])[0] if chunks else None
+    known = capitalised(question) | capitalised(answer)
+    for j, chunk in enumerate(chunks):
+        shares = [_share_in(own, u) for u in chunk.unit_stems] if own else []
+        top = max(shares, default=0.0)
+        answer_units = [u for u, x in enumerate(shares) if x == top and x > 0]
+        links = [capitalised(u) - known for u in chunk.units]
+        reach = {v for u in answer_units for v, x in enumerate(links) if x & links[u]}
+        reach.update(answer_units)
+        seq = stems(chunk.text)
+        near = 0.0
+        for at in (i for i, x in enumerate(seq) if x in own):
+            window = set(seq[max(0, at - SHORT_NEAR) : at + SHORT_NEAR + 1])
+            near = max(near, _share_in(rest, window) if rest else 1.0)
+        ans_cos = best_cos = 0.0
+        if chunk.units and qv is not None:
+            cos = cache.vectors(list(chunk.units)) @ qv
+            ans_cos = max((float(cos[u]) for u in reach), default=0.0)
+            best_cos = float(cos.max())
+        out[j] = (
+            _share_in(own, chunk.stems) if own else 0.0,
+            near,
+            best_cos - ans_cos,
+            ans_cos,
+            type_miss,
         )
     return out
 

@@ -26,9 +26,12 @@ calibration of the claim-support model's logit, when the base parameters have it
 feature model ``support``; completeness -> the same with the answer as the chunk when there is
 a reference, else ``aspect`` (mean over the question's aspects); answer_relevancy ->
 ``relevancy``, or ``short_relevancy`` for a fragment answer when the base parameters have it
-(``relevancy.relevancy_model``); context_precision -> ``chunk`` (the label is about
-``contexts[0]``, the chunk judged). A model with no labels (or labels of one class only) keeps
-its base parameters.
+(``relevancy.relevancy_model``); a faithfulness row whose answer is a short answer
+(``segment.short_answer``) -> ``short_support`` at the chunk the base model rates best (such a
+row is skipped when ``support.short_support_model`` gives none: no such model in the base
+parameters, or no content word in the question); context_precision -> ``chunk`` (the
+label is about ``contexts[0]``, the chunk judged). A model with no labels (or labels of one
+class only) keeps its base parameters.
 
 Fitting: a weighted logistic regression on standardised features z, shrunk towards the base
 parameters (the prior) rather than towards zero, with each coefficient kept on the side of zero
@@ -72,6 +75,7 @@ from ragjudge.judges.offline.features import (
     chunk_features,
     profile,
     relevancy_features,
+    short_support_features,
     stems,
     support_features,
 )
@@ -81,9 +85,10 @@ from ragjudge.judges.offline.segment import (
     claims,
     question_aspects,
     reference_points,
+    short_answer,
     strip_citations,
 )
-from ragjudge.judges.offline.support import support_matrix
+from ragjudge.judges.offline.support import short_support_model, support_matrix
 
 DIMENSIONS = (
     "faithfulness",
@@ -93,7 +98,7 @@ DIMENSIONS = (
     "context_precision",
 )
 LAMBDA_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
-DECISION_MODELS = frozenset({"support", "xenc", "aspect", "chunk"})
+DECISION_MODELS = frozenset({"support", "xenc", "short_support", "aspect", "chunk"})
 _YES = {"1": 1, "yes": 1, "true": 1, "y": 1, "0": 0, "no": 0, "false": 0, "n": 0}
 
 
@@ -299,6 +304,15 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
         chunks = row.contexts
         profiles_as_units = False
     else:
+        short = None if row.claim else short_answer(row.answer)
+        if short is not None:
+            short_model = short_support_model(short, row.question, base)
+            if short_model is None:
+                raise ValueError("a short answer is fitted only by a short_support model")
+            feats = short_support_features(
+                row.question, short, [profile(c) for c in row.contexts], cache
+            )
+            return "short_support", feats[int(np.argmax(short_model.proba(feats)))]
         points = [strip_citations(row.claim)] if row.claim else claims(row.answer)
         chunks = row.contexts
         profiles_as_units = False

@@ -8,6 +8,10 @@ A ``Params`` file holds one logistic model per decision the judges make:
 - ``short_relevancy`` (optional): the same for a fragment answer ("Rollo", "the 10th
   century"; ``segment.terse_answer``), on ``SHORT_RELEVANCY_FEATURES``; without it such an
   answer is read by ``relevancy``, which rates it low (it has no sentences to score);
+- ``short_support`` (optional): does a chunk give a short answer ("Rollo", "1844";
+  ``segment.short_answer``) as the answer to its question (``SHORT_SUPPORT_FEATURES``) ->
+  faithfulness of such an answer; without it the answer is read as a claim with the question's
+  words given, which a chunk naming it for anything supports;
 - ``aspect``: does an answer cover one part of the question (``ASPECT_FEATURES``) ->
   completeness without a reference;
 - ``chunk``: is a chunk relevant to the question / reference (``CHUNK_FEATURES``) -> context
@@ -47,6 +51,7 @@ from ragjudge.judges.offline.features import (
     CHUNK_FEATURES,
     RELEVANCY_FEATURES,
     SHORT_RELEVANCY_FEATURES,
+    SHORT_SUPPORT_FEATURES,
     SUPPORT_FEATURES,
     XENC_FEATURES,
 )
@@ -67,6 +72,7 @@ MODEL_FEATURES: dict[str, tuple[str, ...]] = {
 OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
     "xenc": XENC_FEATURES,
     "short_relevancy": SHORT_RELEVANCY_FEATURES,
+    "short_support": SHORT_SUPPORT_FEATURES,
 }
 """Models a ``Params`` may hold (see the module docstring)."""
 

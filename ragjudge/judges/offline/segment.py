@@ -8,8 +8,9 @@ question, and detection of non-committal text.
   Questions, non-committal sentences and fragments of fewer than two content words are not
   claims.
 - ``short_answer(text)``: an answer with no claim that still names something ("Rollo", "1844",
-  "the 1970s") is one claim, read with its question; a bare yes / no is not (the claim
-  it makes is the question's, which the words alone do not state).
+  "the 1970s"), or a fragment (``terse_answer``: "William the Conqueror", which has two
+  content words and so would be a claim), is one claim, read with its question; a bare yes /
+  no is not (the claim it makes is the question's, which the words alone do not state).
 - ``terse_answer(text)``: a fragment answer ("Rollo", "the 10th century", "Duke Richard II"):
   at most ``TERSE_MAX_WORDS`` words, none of them a pronoun or an auxiliary verb (which make a
   sentence of it: "It is a tower."), not a question, not non-committal, naming something.
@@ -160,10 +161,13 @@ def _names_something(text: str) -> bool:
 
 
 def short_answer(text: str) -> str | None:
-    """The whole answer as one claim when it is a short answer (module docstring): it has no
-    claim of its own and names something (``_names_something``). None otherwise."""
+    """The whole answer as one claim when it is a short answer (module docstring): a fragment
+    (``terse_answer``), or an answer with no claim of its own that names something
+    (``_names_something``). None otherwise."""
     text = strip_citations(text).strip()
-    return text if not claims(text) and _names_something(text) else None
+    if terse_answer(text) or (not claims(text) and _names_something(text)):
+        return text
+    return None
 
 
 TERSE_MAX_WORDS = 4

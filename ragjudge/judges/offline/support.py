@@ -32,9 +32,11 @@ import numpy as np
 
 from ragjudge.judges.offline.embed import EmbeddingCache
 from ragjudge.judges.offline.features import (
+    SHORT_SUPPORT_FEATURES,
     SUPPORT_FEATURES,
     TextProfile,
     lexical_checks,
+    short_support_features,
     stems,
     support_features,
 )
@@ -51,7 +53,9 @@ UNSUPPORTED_CAP = 0.3
 flips (unsupported: below ``PARTIAL_FLOOR``)."""
 VERDICT_CREDIT = {"supported": 1.0, "partial": 0.5, "unsupported": 0.0}
 """Credit per verdict (the LLM judges' formula)."""
-MODEL_FEATURES = ("xenc_logit", "xenc_overlap", "num_miss", "ent_miss", "neg_mismatch")
+CHECK_FEATURES = ("num_miss", "ent_miss", "neg_mismatch")
+"""``features.lexical_checks``: the rules' evidence, from words alone."""
+MODEL_FEATURES = ("xenc_logit", "xenc_overlap", *CHECK_FEATURES)
 """The evidence features of the model scorer, per claim and chunk."""
 
 
@@ -85,6 +89,41 @@ def support_matrix(
     if calibration is not None:
         return _model_support(claims, chunks, calibration, question)
     return _feature_support(claims, chunks, params.models["support"], cache, question)
+
+
+def short_support_model(short: str | None, question: str, params: Params) -> LogisticModel | None:
+    """The model that reads a short answer's support (``short_support``), when one does:
+    ``short`` is a short answer (``segment.short_answer``), the question has a content word to
+    match (without one there is nothing to be the answer to) and ``params`` hold the model.
+    Otherwise None: the answer is read as a claim with the question's words given."""
+    if short is None or not stems(question):
+        return None
+    return params.models.get("short_support")
+
+
+def short_support(
+    answer: str,
+    question: str,
+    chunks: list[TextProfile],
+    model: LogisticModel,
+    cache: EmbeddingCache,
+) -> Support:
+    """The ``(1, chunks)`` support of a short answer (``segment.short_answer``) read as the
+    answer to ``question``: the ``short_support`` model on ``features.short_support_features``,
+    capped by the rules as claims are (the question's words count as given)."""
+    names = (*SHORT_SUPPORT_FEATURES, *CHECK_FEATURES)
+    feats = np.zeros((1, len(chunks), len(names)))
+    if not chunks:
+        return Support(np.zeros((1, 0)), feats, names)
+    given = frozenset(stems(question))
+    feats[0, :, : len(SHORT_SUPPORT_FEATURES)] = short_support_features(
+        question, answer, chunks, cache
+    )
+    feats[0, :, len(SHORT_SUPPORT_FEATURES) :] = [lexical_checks(answer, c, given) for c in chunks]
+    probs = model.proba(feats[0, :, : len(SHORT_SUPPORT_FEATURES)])[None, :]
+    checks = feats[:, :, len(SHORT_SUPPORT_FEATURES) :]
+    matrix = _capped(probs, checks[:, :, 0], checks[:, :, 1], checks[:, :, 2])
+    return Support(matrix, feats, names)
 
 
 def _capped(
