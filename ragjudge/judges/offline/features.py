@@ -230,7 +230,14 @@ def stem(token: str) -> str:
 
 
 def stems(text: str) -> list[str]:
-    return [stem(t) for t in content_words(text)]
+    """The stems of ``text``'s content words, in order (a new list: callers may change it)."""
+    return list(_stems(text))
+
+
+@lru_cache(maxsize=65536)
+def _stems(text: str) -> tuple[str, ...]:
+    # a judge stems each claim once per chunk and each chunk once per judge: cache the result
+    return tuple(stem(t) for t in content_words(text))
 
 
 def number_set(text: str) -> set[str]:
