@@ -31,7 +31,9 @@ as bare answer spans), and faithfulness
 of short answers (``squad_short_answers``: the gold span against its paragraph beside a span
 from another article; the share scored, not ``no_claims``, and AUROC on the scored ones; and
 beside a wrong span of the same paragraph, ``squad_wrong_spans``: another question's answer,
-or a plausible answer of an unanswerable question).
+or a plausible answer of an unanswerable question); context recall of a short reference, its
+gold paragraph beside another paragraph of the article that holds its words
+(``squad_recall_pairs``).
 
 Embeddings come from the judges' encoder (``ragjudge.embedding.load_judge_encoder``) and are
 cached on disk (``$RAGJUDGE_HOME/bench/offline_embeddings.<encoder name>.pkl``) so a rerun only
@@ -205,6 +207,13 @@ def short_item(question: str, paragraph: str, answer: str) -> JudgeInput:
     return JudgeInput(id=question, question=question, answer=answer, contexts=contexts)
 
 
+def recall_item(question: str, reference: str, paragraph: str) -> JudgeInput:
+    """A context-recall item: one chunk, a short reference."""
+    return JudgeInput(
+        id=question, question=question, answer="", reference=reference, contexts=[paragraph]
+    )
+
+
 def pair_item(p: L.Pair, answer: str, contexts: list[str]) -> JudgeInput:
     return JudgeInput(id=p.id, question=p.question, answer=answer, contexts=contexts)
 
@@ -228,6 +237,7 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         OfflineAnswerRelevancyJudge,
         OfflineCompletenessJudge,
         OfflineContextPrecisionJudge,
+        OfflineContextRecallJudge,
         OfflineFaithfulnessJudge,
     )
 
@@ -235,6 +245,7 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
     rel = OfflineAnswerRelevancyJudge(params=params, cache=cache)
     comp = OfflineCompletenessJudge(params=params, cache=cache)
     prec = OfflineContextPrecisionJudge(params=params, cache=cache)
+    rec = OfflineContextRecallJudge(params=params, cache=cache)
     out: dict[str, Any] = {}
     pairs = L.wikieval_pairs(root)
     claims = L.expertqa_claims(root)
@@ -379,6 +390,15 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
         res["squad_short_faithfulness_gold_share_supported"] = round(
             float(np.mean([x >= 0.5 for x in gold])), 3
         )
+        # context recall of a short reference: its gold paragraph beside another paragraph of
+        # the article that holds the reference's words
+        recall = squad_recall_pairs(root, part)
+        own_r = [score(r) for r in run(rec, [recall_item(q, a, g) for q, a, g, _ in recall])]
+        far_r = [score(r) for r in run(rec, [recall_item(q, a, o) for q, a, _, o in recall])]
+        res["squad_short_recall_auroc"] = auc_ci([1] * len(own_r) + [0] * len(far_r), own_r + far_r)
+        res["squad_short_recall_gold_share"] = round(float(np.mean([x >= 0.5 for x in own_r])), 3)
+        res["squad_short_recall_other_share"] = round(float(np.mean([x >= 0.5 for x in far_r])), 3)
+        res["squad_short_recall_n"] = len(recall)
         wrong = squad_wrong_spans(root, part)
         for kind in ("other", "plausible"):
             items = [short_item(q, c, a) for q, c, a, k in wrong if k == kind]
@@ -597,6 +617,30 @@ def squad_wrong_spans(root: Path, part: str) -> list[tuple[str, str, str, str]]:
             )
             if other:
                 out.append((q["question"], paragraph, other, "other"))
+    return out
+
+
+def squad_recall_pairs(root: Path, part: str) -> list[tuple[str, str, str, str]]:
+    """(question, short gold answer, gold paragraph, other paragraph) per answerable SQuAD
+    question of ``part`` whose shortest gold answer has at most four words and appears in
+    another paragraph of the same article (the first such, in corpus order): a chunk that holds
+    the reference's words, not written to answer the question."""
+    docs, _ = squad_answerable(root)
+    out = []
+    for article, q in squad_part(root, part):
+        span = min(q["answers"], key=len)
+        if len(span.split()) > 4:
+            continue
+        other = next(
+            (
+                text
+                for doc, text in docs.items()
+                if doc != q["gold_doc_id"] and doc.rsplit("_", 1)[0] == article and span in text
+            ),
+            None,
+        )
+        if other:
+            out.append((q["question"], span, docs[q["gold_doc_id"]], other))
     return out
 
 

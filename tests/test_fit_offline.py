@@ -291,6 +291,8 @@ def test_short_answer_faithfulness_labels_fit_the_short_support_model() -> None:
     assert vec[SHORT_SUPPORT_FEATURES.index("ans_cov")] == 1.0  # "Warsaw" is in the context
     claim = LabelRow("faithfulness", q, 1, answer="She was born in Warsaw.", contexts=[CONTEXT])
     assert row_features(claim, base, EmbeddingCache())[0] == "support"
+    recall = LabelRow("context_recall", q, 1, contexts=[CONTEXT], reference="Warsaw")
+    assert row_features(recall, base, EmbeddingCache())[0] == "short_support"
     models = {k: v for k, v in base.models.items() if k != "short_support"}
     bare = base.model_copy(update={"models": models})
     with pytest.raises(ValueError, match="short_support"):

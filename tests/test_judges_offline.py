@@ -338,6 +338,26 @@ async def test_context_recall_needs_reference_and_fills_matrix() -> None:
     )
 
 
+@pytest.mark.parametrize("params", [DEFAULT_PARAMS, MODEL_PARAMS], ids=["v2", "v3"])
+async def test_a_short_reference_is_recalled_by_the_chunk_that_answers_with_it(
+    params: Path,
+) -> None:
+    """A chunk that holds "1931" as the year of something else does not recall the reference
+    "1931" for the bridge's opening; at k = 2 the chunk that answers does."""
+    judge = OfflineContextRecallJudge(params=params)
+    other = "In 1931 the city council also built a new harbour wall along the old quay."
+    q = "When did the Larch Street Bridge open?"
+    res = await judge.judge(item("", question=q, contexts=[other, BRIDGE], reference="1931"))
+    assert res.status == JudgeStatus.ok and res.score == 1.0
+    assert res.evidence.claims[0].supporting_chunks == [1]
+    assert judge.at_k(res, 1).score == 0.0  # the k-sweep's recall@1
+    direct = await judge.judge(item("", question=q, contexts=[other], reference="1931"))
+    assert direct.score == 0.0
+    precision = OfflineContextPrecisionJudge(params=params)
+    ranked = await precision.judge(item("", question=q, contexts=[BRIDGE, other], reference="1931"))
+    assert [c.relevant for c in ranked.evidence.chunks] == [True, False]
+
+
 @pytest.mark.parametrize("judge_cls", [OfflineContextRecallJudge, OfflineContextPrecisionJudge])
 async def test_prefix_consistency(judge_cls: type) -> None:
     judge = judge_cls()

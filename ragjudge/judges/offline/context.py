@@ -1,7 +1,8 @@
 """Context recall and context precision (offline), both ``PrefixJudge``s.
 
 - context recall: the reference's claims x the retrieved chunks, each cell the support
-  probability of that claim by that chunk alone (``support.support_matrix``) ->
+  probability of that claim by that chunk alone (``support.reference_support``: a short
+  reference such as "France" must be the chunk's answer to the question) ->
   ``Evidence.support_matrix``; score = recall_at_k(M, k_max) (a claim is attributed when some
   chunk supports it with p >= 0.5). Needs a reference.
 - context precision: each chunk's relevance p from the fitted ``chunk`` model on
@@ -17,8 +18,7 @@ from __future__ import annotations
 
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.features import chunk_features
-from ragjudge.judges.offline.segment import reference_points
-from ragjudge.judges.offline.support import claim_verdicts, support_matrix
+from ragjudge.judges.offline.support import claim_verdicts, reference_support
 from ragjudge.judges.prefix import derive_at_k, precision_at_k, recall_at_k
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import ChunkVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
@@ -37,10 +37,11 @@ class OfflineContextRecallJudge(_Prefix, OfflineJudge):
     needs_answer = False
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
-        points = reference_points(item.reference or "")
+        points, sup = reference_support(
+            item.reference or "", item.question, self.chunk_profiles(item), self.params, self.cache
+        )
         if not points:
             return self.result(item, JudgeStatus.no_claims, error="the reference makes no claim")
-        sup = support_matrix(points, self.chunk_profiles(item), self.params, self.cache)
         verdicts = claim_verdicts(points, sup.matrix, partial=False)
         rounded = [[round(float(v), 4) for v in row] for row in sup.matrix]
         return self.result(
@@ -60,12 +61,15 @@ class OfflineContextPrecisionJudge(_Prefix, OfflineJudge):
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
         reference = (item.reference or "").strip()
-        points = reference_points(reference) if reference else []
         profiles = self.chunk_profiles(item)
+        points: list[str] = []
         ref_support = None
-        if points:
-            sup = support_matrix(points, profiles, self.params, self.cache)
-            ref_support = sup.matrix.max(axis=0)
+        if reference:
+            points, sup = reference_support(
+                reference, item.question, profiles, self.params, self.cache
+            )
+            if points:
+                ref_support = sup.matrix.max(axis=0)
         model = self.params.models["chunk"]
         chunks: list[ChunkVerdict] = []
         for j, chunk in enumerate(profiles):

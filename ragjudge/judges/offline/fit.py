@@ -26,12 +26,12 @@ calibration of the claim-support model's logit, when the base parameters have it
 feature model ``support``; completeness -> the same with the answer as the chunk when there is
 a reference, else ``aspect`` (mean over the question's aspects); answer_relevancy ->
 ``relevancy``, or ``short_relevancy`` for a fragment answer when the base parameters have it
-(``relevancy.relevancy_model``); a faithfulness row whose answer is a short answer
-(``segment.short_answer``) -> ``short_support`` at the chunk the base model rates best (such a
-row is skipped when ``support.short_support_model`` gives none: no such model in the base
-parameters, or no content word in the question); context_precision -> ``chunk`` (the
-label is about ``contexts[0]``, the chunk judged). A model with no labels (or labels of one
-class only) keeps its base parameters.
+(``relevancy.relevancy_model``); a faithfulness row whose answer, or a context_recall row whose
+reference, is short (``segment.short_answer``) -> ``short_support`` at the chunk the base model
+rates best (such a row is skipped when ``support.short_support_model`` gives none: no such
+model in the base parameters, or no content word in the question); context_precision ->
+``chunk`` (the label is about ``contexts[0]``, the chunk judged). A model with no labels (or
+labels of one class only) keeps its base parameters.
 
 Fitting: a weighted logistic regression on standardised features z, shrunk towards the base
 parameters (the prior) rather than towards zero, with each coefficient kept on the side of zero
@@ -88,7 +88,11 @@ from ragjudge.judges.offline.segment import (
     short_answer,
     strip_citations,
 )
-from ragjudge.judges.offline.support import short_support_model, support_matrix
+from ragjudge.judges.offline.support import (
+    reference_support,
+    short_support_model,
+    support_matrix,
+)
 
 DIMENSIONS = (
     "faithfulness",
@@ -274,6 +278,19 @@ def _best_chunk_features(
     return out
 
 
+def _short_row(
+    text: str, row: LabelRow, base: Params, cache: EmbeddingCache
+) -> tuple[str, np.ndarray]:
+    """A short answer or reference (``segment.short_answer``) against the row's contexts:
+    ``short_support`` features at the chunk the base model rates best."""
+    short = short_answer(text)
+    model = short_support_model(short, row.question, base)
+    if short is None or model is None:
+        raise ValueError("a short answer is fitted only by a short_support model")
+    feats = short_support_features(row.question, short, [profile(c) for c in row.contexts], cache)
+    return "short_support", feats[int(np.argmax(model.proba(feats)))]
+
+
 def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[str, np.ndarray]:
     """(model name, feature vector) of one labelled row; ValueError when it has none."""
     if row.dimension == "answer_relevancy":
@@ -282,9 +299,9 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
         return model, np.array([f[k] for k in base.models[model].features])
     if row.dimension == "context_precision":
         ref_support = None
-        points = reference_points(row.reference or "")
+        chunk = [profile(row.contexts[0])]
+        points, sup = reference_support(row.reference or "", row.question, chunk, base, cache)
         if points:
-            sup = support_matrix(points, [profile(row.contexts[0])], base, cache)
             ref_support = float(sup.matrix.max())
         f = chunk_features(
             row.question, profile(row.contexts[0]), cache, reference_support=ref_support
@@ -300,19 +317,14 @@ def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[st
         chunks = [row.answer]
         profiles_as_units = True
     elif row.dimension == "context_recall":
+        if short_answer(row.reference or "") is not None:
+            return _short_row(row.reference or "", row, base, cache)
         points = reference_points(row.reference or "")
         chunks = row.contexts
         profiles_as_units = False
     else:
-        short = None if row.claim else short_answer(row.answer)
-        if short is not None:
-            short_model = short_support_model(short, row.question, base)
-            if short_model is None:
-                raise ValueError("a short answer is fitted only by a short_support model")
-            feats = short_support_features(
-                row.question, short, [profile(c) for c in row.contexts], cache
-            )
-            return "short_support", feats[int(np.argmax(short_model.proba(feats)))]
+        if not row.claim and short_answer(row.answer) is not None:
+            return _short_row(row.answer, row, base, cache)
         points = [strip_citations(row.claim)] if row.claim else claims(row.answer)
         chunks = row.contexts
         profiles_as_units = False

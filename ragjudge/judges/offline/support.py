@@ -41,6 +41,7 @@ from ragjudge.judges.offline.features import (
     support_features,
 )
 from ragjudge.judges.offline.params import LogisticModel, Params
+from ragjudge.judges.offline.segment import reference_points, short_answer
 from ragjudge.judges.prefix import SUPPORT_THRESHOLD
 from ragjudge.schema import ClaimVerdict, Verdict
 
@@ -99,6 +100,26 @@ def short_support_model(short: str | None, question: str, params: Params) -> Log
     if short is None or not stems(question):
         return None
     return params.models.get("short_support")
+
+
+def reference_support(
+    reference: str,
+    question: str,
+    chunks: list[TextProfile],
+    params: Params,
+    cache: EmbeddingCache,
+) -> tuple[list[str], Support]:
+    """The key points of ``reference`` and their support by each chunk (context recall and
+    precision): a short reference ("France", "William the Conqueror"; ``segment.short_answer``)
+    is one point, read as the answer to ``question`` (``short_support``) when
+    ``short_support_model`` gives a model; otherwise the points are
+    ``segment.reference_points`` and ``support_matrix`` reads them as claims."""
+    short = short_answer(reference)
+    model = short_support_model(short, question, params)
+    if short is not None and model is not None:
+        return [short], short_support(short, question, chunks, model, cache)
+    points = reference_points(reference)
+    return points, support_matrix(points, chunks, params, cache)
 
 
 def short_support(
