@@ -501,15 +501,18 @@ SQUAD_HELD_OUT = ("Sky_(United_Kingdom)", "Victoria_(Australia)")
 
 
 @lru_cache(maxsize=1)
-def squad_answerable(root: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
-    """The SQuAD subset's paragraph texts by id and its answerable questions, in file order
-    (read once per process)."""
+def squad_subset(root: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The SQuAD subset's paragraph texts by id and its questions, answerable and not, in file
+    order (read once per process)."""
     folder = root / "squad_v2_dev_subset"
     docs = {d["doc_id"]: d["text"] for d in map(json.loads, (folder / "corpus.jsonl").open())}
-    questions = [
-        q for q in map(json.loads, (folder / "questions.jsonl").open()) if not q["is_impossible"]
-    ]
-    return docs, questions
+    return docs, list(map(json.loads, (folder / "questions.jsonl").open()))
+
+
+def squad_answerable(root: Path) -> tuple[dict[str, str], list[dict[str, Any]]]:
+    """The paragraph texts by id and the answerable questions, in file order."""
+    docs, questions = squad_subset(root)
+    return docs, [q for q in questions if not q["is_impossible"]]
 
 
 def squad_article(question: dict[str, Any]) -> str:
@@ -517,10 +520,12 @@ def squad_article(question: dict[str, Any]) -> str:
     return str(question["gold_doc_id"]).rsplit("_", 1)[0]
 
 
-def squad_part(root: Path, part: str) -> list[tuple[str, dict[str, Any]]]:
+def squad_part(
+    root: Path, part: str, *, answerable: bool = True
+) -> list[tuple[str, dict[str, Any]]]:
     """(article, question) per answerable SQuAD question of ``part`` (``SQUAD_HELD_OUT``'s
-    articles are the held-out part), in file order."""
-    _, questions = squad_answerable(root)
+    articles are the held-out part), in file order; every question with ``answerable=False``."""
+    _, questions = squad_answerable(root) if answerable else squad_subset(root)
     return [
         (article, q)
         for q in questions
@@ -588,13 +593,8 @@ def squad_wrong_spans(root: Path, part: str) -> list[tuple[str, str, str, str]]:
     like the answer; kind ``plausible``); for an answerable one with a short answer, the first
     short gold answer of another question on the same paragraph that neither holds nor is held
     by its own answers (kind ``other``). Spans of at most four words, as short answers are."""
-    folder = root / "squad_v2_dev_subset"
-    docs, _ = squad_answerable(root)
-    questions = [
-        q
-        for q in map(json.loads, (folder / "questions.jsonl").open())
-        if (squad_article(q) in SQUAD_HELD_OUT) == (part == "held_out")
-    ]
+    docs, _ = squad_subset(root)
+    questions = [q for _, q in squad_part(root, part, answerable=False)]
     spans: dict[str, list[str]] = {}
     for q in questions:
         if not q["is_impossible"]:

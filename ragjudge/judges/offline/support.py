@@ -9,7 +9,13 @@ one of two scorers, whichever the offline parameters hold (``params``):
   through the fitted calibration;
 - otherwise the feature model ``support`` on ``features.support_features`` (v2).
 
-Either is then capped by rules: at ``PARTIAL_CAP`` (partial) when the chunk lacks some of the
+A short answer or reference ("Rollo", "1844"; ``segment.short_answer``) is one claim read as the
+answer to its question instead, when ``short_support_model`` gives a model (``short_support``:
+the ``short_support`` model on ``features.short_support_features``); ``reference_support``
+makes that choice for a reference (context recall and precision), the faithfulness judge for
+an answer.
+
+Each is then capped by rules: at ``PARTIAL_CAP`` (partial) when the chunk lacks some of the
 claim's numbers and dates (``features.quantities``) or some of its names, at ``UNSUPPORTED_CAP``
 when it lacks all of the claim's numbers and dates or flips its negation
 (``features.RULE_FEATURES``; the model scorer takes these from words alone,
