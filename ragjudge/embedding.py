@@ -104,8 +104,10 @@ class Bf16Encoder:
 PRECISION_ENV = "RAGJUDGE_JUDGE_PRECISION"
 
 
+@lru_cache(maxsize=1)
 def bf16_native() -> bool:
-    """The CPU computes bfloat16 matrix products natively (oneDNN's check)."""
+    """The CPU computes bfloat16 matrix products natively (oneDNN's check; asked once per
+    process: every judge's version and every Ray pool resolve the precision)."""
     import torch
 
     return bool(

@@ -9,7 +9,7 @@ scores are continuous rather than tied at a few credit values. Each claim's verd
 
 A short answer ("Rollo", "1844", "William the Conqueror": ``segment.short_answer``) is one claim,
 read with its question (``Evidence.features["short_answer"]`` = 1). With the ``short_support``
-model in the parameters and a question with a content word (``support.short_support_model``),
+model in the parameters and a question with a content word (``support.points_support``),
 a chunk supports it when it gives it as the answer to that question
 (``support.short_support``: the answer's words near the question's, in the unit that matches
 the question best, of the kind the question asks for), so a name the chunk gives for something
@@ -25,13 +25,7 @@ from __future__ import annotations
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.segment import claims as segment_claims
 from ragjudge.judges.offline.segment import is_non_committal, short_answer
-from ragjudge.judges.offline.support import (
-    VERDICT_CREDIT,
-    claim_verdicts,
-    short_support,
-    short_support_model,
-    support_matrix,
-)
+from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, points_support
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -47,11 +41,9 @@ class OfflineFaithfulnessJudge(OfflineJudge):
             why = "abstains" if is_non_committal(item.answer) else "makes no factual claim"
             return self.result(item, JudgeStatus.no_claims, error=f"the answer {why}")
         chunks = self.chunk_profiles(item)
-        model = short_support_model(short, item.question, self.params)
-        if short is not None and model is not None:
-            sup = short_support(short, item.question, chunks, model, self.cache)
-        else:
-            sup = support_matrix(claims, chunks, self.params, self.cache, question=given)
+        sup = points_support(
+            short, claims, item.question, chunks, self.params, self.cache, given=given
+        )
         verdicts = claim_verdicts(claims, sup.matrix)
         score = float(sup.matrix.max(axis=1).mean()) if sup.matrix.shape[1] else 0.0
         features = sup.best_features()

@@ -11,9 +11,9 @@ one of two scorers, whichever the offline parameters hold (``params``):
 
 A short answer or reference ("Rollo", "1844"; ``segment.short_answer``) is one claim read as the
 answer to its question instead, when ``short_support_model`` gives a model (``short_support``:
-the ``short_support`` model on ``features.short_support_features``); ``reference_support``
-makes that choice for a reference (context recall and precision), the faithfulness judge for
-an answer.
+the ``short_support`` model on ``features.short_support_features``); ``points_support`` makes
+that choice, for an answer (the faithfulness judge) and for a reference (``reference_support``:
+context recall and precision).
 
 Each is then capped by rules: at ``PARTIAL_CAP`` (partial) when the chunk lacks some of the
 claim's numbers and dates (``features.quantities``) or some of its names, at ``UNSUPPORTED_CAP``
@@ -121,11 +121,30 @@ def reference_support(
     ``short_support_model`` gives a model; otherwise the points are
     ``segment.reference_points`` and ``support_matrix`` reads them as claims."""
     short = short_answer(reference)
+    points = reference_points(reference)
+    if short is not None and short_support_model(short, question, params) is not None:
+        points = [short]
+    return points, points_support(short, points, question, chunks, params, cache)
+
+
+def points_support(
+    short: str | None,
+    points: list[str],
+    question: str,
+    chunks: list[TextProfile],
+    params: Params,
+    cache: EmbeddingCache,
+    *,
+    given: str = "",
+) -> Support:
+    """The support of an answer's or a reference's ``points`` by each chunk, read one of two
+    ways: ``short`` (the text as a short answer, ``segment.short_answer``, else None) as the
+    answer to ``question`` when ``short_support_model`` gives a model (``short_support``);
+    otherwise ``points`` as claims (``support_matrix``, ``given``'s words counting as given)."""
     model = short_support_model(short, question, params)
     if short is not None and model is not None:
-        return [short], short_support(short, question, chunks, model, cache)
-    points = reference_points(reference)
-    return points, support_matrix(points, chunks, params, cache)
+        return short_support(short, question, chunks, model, cache)
+    return support_matrix(points, chunks, params, cache, question=given)
 
 
 def short_support(
