@@ -9,6 +9,7 @@ parameter (or the command's own broken case below)."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -115,6 +116,26 @@ def test_every_command_refuses_an_unknown_option_with_exit_2(capsys):
         code, text = run_cli([*path, "--no-such-option"], capsys)
         assert code == 2 and "No such option: --no-such-option" in text, (path, text)
         assert "Traceback" not in text and "internal error" not in text
+
+
+def test_every_help_prints_its_text_as_written(capsys, monkeypatch):
+    """``--help`` exits 0 and shows each help text's own brackets and code spans as text: rich
+    markup read "ragjudge[ray]" as a style tag and printed "(ragjudge)"."""
+    monkeypatch.setenv("COLUMNS", "200")
+    root = typer.main.get_command(app)
+    for path in commands():
+        cmd = root
+        for word in path:
+            cmd = cmd.commands[word]  # type: ignore[attr-defined]
+        code, text = run_cli([*path, "--help"], capsys)
+        assert code == 0 and "Usage:" in text, (path, text)
+        assert "``" not in text, (path, text)
+        flat = " ".join(text.replace("│", " ").split())
+        for p in cmd.params:
+            for extra in re.findall(r"\w+\[\w+\]", getattr(p, "help", None) or ""):
+                assert extra in flat, (path, extra)
+    code, text = run_cli(["judge", "--help"], capsys)
+    assert "(ragjudge[ray])" in " ".join(text.replace("│", " ").split())
 
 
 def test_corrupt_state_files_are_named(broken, capsys, _isolated_home):

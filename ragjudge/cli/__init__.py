@@ -36,6 +36,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    rich_markup_mode="markdown",
 )
 
 # Help lists the three jobs first (sweep/demo, report, agree), then the building blocks.
