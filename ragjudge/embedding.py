@@ -15,7 +15,8 @@ Retrieval and generation keep fp32 (``load_encoder()``), so their indexes and fi
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,21 @@ def _offline() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
+@contextmanager
+def quiet_loading() -> Iterator[None]:
+    """Load a model without transformers' "Loading weights" progress bar on stderr (a bar per
+    model load is noise in a CLI run and in every Ray worker's log); the setting is restored."""
+    from transformers.utils import logging as hf_logging
+
+    shown = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 class SentenceTransformerEncoder:
     """A sentence-transformers model as an ``Encoder`` (plain PyTorch path)."""
 
@@ -56,7 +72,8 @@ class SentenceTransformerEncoder:
         self.path = Path(path) if path is not None else bundled_model_path()
         self.name = BUNDLED_MODEL_NAME if path is None else self.path.name
         self.batch_size = batch_size
-        self.model: Any = SentenceTransformer(str(self.path), device="cpu")
+        with quiet_loading():
+            self.model: Any = SentenceTransformer(str(self.path), device="cpu")
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

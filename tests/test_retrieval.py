@@ -244,3 +244,17 @@ def test_pipeline_keep_interpolates_with_the_first_stage() -> None:
         Pipeline(first, stages=[(Reverse(), 4, 1.5)])
     with pytest.raises(ConfigError, match="keep must be in"):
         Pipeline(first, stages=[(None, 4, 0.5)])
+
+
+def test_loading_the_encoder_prints_no_progress_bar(capfd: pytest.CaptureFixture[str]) -> None:
+    """A model load writes no "Loading weights" bar to stderr, and leaves transformers' own
+    progress-bar setting as it found it."""
+    from transformers.utils import logging as hf_logging
+
+    from ragjudge.embedding import SentenceTransformerEncoder
+
+    assert hf_logging.is_progress_bar_enabled()
+    encoder = SentenceTransformerEncoder()
+    assert encoder.encode(["a lighthouse"]).shape == (1, 384)
+    assert "Loading weights" not in capfd.readouterr().err
+    assert hf_logging.is_progress_bar_enabled()

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ragjudge.embedding import BUNDLED_MODEL_NAME, _offline, bundled_model_path
+from ragjudge.embedding import BUNDLED_MODEL_NAME, _offline, bundled_model_path, quiet_loading
 from ragjudge.home import state_path
 
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")
@@ -49,7 +49,8 @@ def export_onnx(model_dir: Path, out: Path) -> Path:
     import torch
     from transformers import AutoModel
 
-    model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
+    with quiet_loading():
+        model = AutoModel.from_pretrained(str(model_dir), attn_implementation="eager").eval()
 
     class _Hidden(torch.nn.Module):
         def __init__(self, inner: Any) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ragjudge.embedding import quiet_loading
 from ragjudge.errors import ConfigError
 from ragjudge.schema import Document
 
@@ -43,9 +44,10 @@ class CrossEncoderReranker(PointwiseReranker):
         try:
             from sentence_transformers import CrossEncoder
 
-            self.model: Any = CrossEncoder(
-                self.model_name, device="cpu", max_length=max_length, local_files_only=True
-            )
+            with quiet_loading():
+                self.model: Any = CrossEncoder(
+                    self.model_name, device="cpu", max_length=max_length, local_files_only=True
+                )
         except (OSError, ValueError) as exc:
             raise ConfigError(
                 f"cannot load cross-encoder {model!r} offline: {exc}. Nothing is downloaded; "
