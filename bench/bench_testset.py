@@ -29,6 +29,11 @@ from common import DATA, prepare
 KS = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
 
 
+def removed_total(report, name: str) -> int:  # type: ignore[no-untyped-def]
+    """Candidates the filter ``name`` removed, over every question type."""
+    return sum(report.removed.get(name, {}).values())
+
+
 def pct(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.3f}"
 
@@ -173,7 +178,7 @@ def llm_path(corpus: Path, n: int) -> None:
     print(
         f"- candidates generated {generated}; removed: "
         + ", ".join(
-            f"{f} {r.removed_total(f)} ({r.removed_total(f) / generated:.1%})" for f in FILTERS
+            f"{f} {removed_total(r, f)} ({removed_total(r, f) / generated:.1%})" for f in FILTERS
         )
         + f"; unused after the quota filled {sum(r.unused.values())}; wall time {secs:.0f} s"
     )
@@ -212,7 +217,7 @@ def main() -> None:
         f"offline build: {len(build.items)} of {args.n} kept in {secs:.0f} s; per type "
         + ", ".join(f"{t} {k}" for t, k in r.kept.items())
         + "; removed: "
-        + ", ".join(f"{f} {r.removed_total(f)}" for f in r.removed)
+        + ", ".join(f"{f} {removed_total(r, f)}" for f in r.removed)
     )
     difficulty(build.testset, human)
     sweeps(build.testset, human, args.sweep_n, args.seed, work)

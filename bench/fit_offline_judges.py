@@ -325,7 +325,9 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
             ],
         )
         rsc = [score(r) for r in rs]
-        res["expertqa_relevancy_auroc_very_relevant"] = auc_ci([c.informative for c in inf], rsc)
+        res["expertqa_relevancy_auroc_very_relevant"] = auc_ci(
+            [int(c.informativeness == "Very relevant") for c in inf], rsc
+        )
         res["expertqa_relevancy_spearman_informativeness"] = spearman_ci(
             [grades[c.informativeness or ""] for c in inf], rsc
         )

@@ -154,11 +154,6 @@ def read_items(path: str | Path) -> tuple[list[dict[str, Any]], list[JudgeInput]
     return rows, items
 
 
-def load_items(path: str | Path) -> list[JudgeInput]:
-    """Every row of ``path`` as a ``JudgeInput`` (see the module docstring)."""
-    return read_items(path)[1]
-
-
 def result_cell(result: JudgeResult) -> dict[str, Any]:
     return {
         "score": result.score,

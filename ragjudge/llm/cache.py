@@ -173,12 +173,6 @@ class LLMCache:
                 ),
             )
 
-    def delete(self, key: str) -> None:
-        if self.read_only:
-            return
-        with self._guard():
-            self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
-
     def __len__(self) -> int:
         with self._guard():
             return int(self._db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0])

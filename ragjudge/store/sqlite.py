@@ -283,9 +283,6 @@ class RunStore:
         self.update_manifest(m)
         return m
 
-    def has_run(self, run_id: str) -> bool:
-        return bool(self._query("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)))
-
     def manifest(self, run_id: str) -> RunManifest:
         rows = self._query("SELECT manifest FROM runs WHERE run_id = ?", (run_id,))
         if not rows:

@@ -105,9 +105,6 @@ class FilterReport(BaseModel):
         by = self.removed.setdefault(name, {})
         by[qtype] = by.get(qtype, 0) + 1
 
-    def removed_total(self, name: str) -> int:
-        return sum(self.removed.get(name, {}).values())
-
 
 class Manifest(BaseModel):
     """``testset.json``: how the set was made."""

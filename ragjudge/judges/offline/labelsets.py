@@ -91,10 +91,6 @@ class Claim:
     def supported(self) -> int:
         return int(self.support == "Complete")
 
-    @property
-    def informative(self) -> int:
-        return int(self.informativeness == "Very relevant")
-
 
 def evidence_passages(raw: Iterable[object]) -> tuple[str, ...]:
     """The text of each cited passage without its ``[n] URL`` head; a citation whose page text
