@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, DataError
 from ragjudge.llm import Ledger, LedgerEntry, LLMClient, PriceTable, dry_run, estimate_tokens
 from ragjudge.llm.ledger import Price
 from ragjudge.schema import PromptRef
@@ -71,6 +71,15 @@ def test_ledger_jsonl_roundtrip(tmp_path: Path) -> None:
     ledger.record(LedgerEntry(kind="call", call_id="a", tags={"run": "r1"}, prompt_tokens=5))
     ledger.to_jsonl(tmp_path / "l.jsonl")
     assert Ledger.read_jsonl(tmp_path / "l.jsonl") == ledger.entries
+
+
+def test_a_bad_ledger_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "l.jsonl"
+    good = LedgerEntry(kind="call", call_id="a", prompt_tokens=5).model_dump_json()
+    bad = good.replace('"prompt_tokens":5', '"prompt_tokens":"five"')
+    path.write_text(good + "\n\n" + bad + "\n")
+    with pytest.raises(DataError, match=r"l\.jsonl:3: not a ledger entry \(prompt_tokens: "):
+        Ledger.read_jsonl(path)
 
 
 def test_price_table_prefix_and_file(tmp_path: Path) -> None:

@@ -165,29 +165,13 @@ def ledger_cmd(
     by: str = typer.Option("judge", help="Comma-separated tags to group by (e.g. judge,k)."),
 ) -> None:
     """Summarise a ledger: calls, cache hits, repairs, attempts, tokens, cost per group."""
-    from pydantic import ValidationError
     from rich.console import Console
     from rich.table import Table
 
     from ragjudge.llm import Ledger
-    from ragjudge.llm.ledger import LedgerEntry
 
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DataError(f"cannot read the ledger: {exc}", path=path) from None
-    entries = []
-    for i, text in enumerate(lines, start=1):
-        if text.strip():
-            try:
-                entries.append(LedgerEntry.model_validate_json(text))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                what = f"{where}: {first['msg']}" if where else first["msg"]
-                raise DataError(f"not a ledger entry ({what})", path=path, line=i) from None
     ledger = Ledger()
-    for e in entries:
+    for e in Ledger.read_jsonl(path):
         ledger.record(e)
     keys = tuple(k.strip() for k in by.split(",") if k.strip())
     cols = [

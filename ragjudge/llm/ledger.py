@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, DataError
 from ragjudge.schema import TokenUsage
 
 EntryKind = Literal["call", "attempt"]
@@ -209,8 +209,23 @@ class Ledger:
 
     @staticmethod
     def read_jsonl(path: str | Path) -> list[LedgerEntry]:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        return [LedgerEntry.model_validate_json(x) for x in lines if x.strip()]
+        """The entries of a ``to_jsonl`` file (blank lines skipped); an unreadable file or a
+        line that is not an entry is a ``DataError`` naming the file, the line and the field."""
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DataError(f"cannot read the ledger: {exc}", path=path) from None
+        entries = []
+        for i, text in enumerate(lines, start=1):
+            if text.strip():
+                try:
+                    entries.append(LedgerEntry.model_validate_json(text))
+                except ValidationError as exc:
+                    first = exc.errors()[0]
+                    where = ".".join(str(p) for p in first["loc"])
+                    what = f"{where}: {first['msg']}" if where else first["msg"]
+                    raise DataError(f"not a ledger entry ({what})", path=path, line=i) from None
+        return entries
 
 
 def _field(entry: LedgerEntry, key: str) -> str:
