@@ -72,6 +72,13 @@ def test_segmentation_rules() -> None:
         for a in question_aspects("When and where was it built, and why was it built?")
     ]
     assert kinds == ["date", "place", "reason"]
+    # the second wh-word may follow a preposition; "and" inside a clause does not split
+    two = question_aspects("Who kept the light burning after the storm, and for how long?")
+    assert [(a.text, a.answer_type) for a in two] == [
+        ("Who kept the light burning after the storm", "person"),
+        ("for how long", "number"),
+    ]
+    assert len(question_aspects("Who sailed from Lisbon and reached India in 1498?")) == 1
 
 
 async def test_faithfulness_supported_vs_contradicted_numbers() -> None:

@@ -20,7 +20,8 @@ question, and detection of non-committal text.
   removed; units of fewer than two word tokens dropped; run-ons cut at ``MAX_UNIT_WORDS``.
 - ``question_aspects(question)``: the parts of a question that each ask for something: split at
   ``?``, ``;`` and at `` and `` / ``, `` before a new wh-word ("When and where ..., and what is
-  the purpose ...?" -> two aspects), each with its expected answer type.
+  the purpose ...?" -> two aspects; after `` and `` the wh-word may follow a preposition: "Who
+  kept the light, and for how long?"), each with its expected answer type.
 - ``is_non_committal(text)``: the text declines to answer ("I don't know", "cannot be
   determined", "no information", "I'm sorry, but I couldn't find ...", "the answer is
   unknown", a bare "Unknown."); "unknown" used as an adjective ("an unknown illness") is not
@@ -78,7 +79,8 @@ _NEGATIONS = frozenset(
 _WH = ("how many", "how much", "how long", "how old", "how far", "what year", "which year")
 _WH_WORDS = ("who", "whom", "whose", "when", "where", "why", "what", "which", "how")
 _ASPECT_SPLIT = re.compile(
-    r"\?\s*|;\s*|,?\s+and\s+(?=(?:who|whom|whose|when|where|why|what|which|how)\b)"
+    r"\?\s*|;\s*|,?\s+and\s+(?=(?:(?:for|in|by|to|from|at|on|with|of|since|until|after|before)\s+)?"
+    r"(?:who|whom|whose|when|where|why|what|which|how)\b)"
     r"|,\s+(?=(?:who|whom|whose|when|where|why|what|which|how)\b)",
     re.IGNORECASE,
 )
