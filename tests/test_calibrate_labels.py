@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from ragjudge.calibrate.labels import consensus, infer_scale, load_labels
 from ragjudge.calibrate.source import from_results_file
 from ragjudge.errors import DataError
 from ragjudge.schema import JudgeResult, JudgeStatus
+from tests.test_exit_codes import run_cli
 
 
 def _result(item: str, judge: str, score: float | None) -> JudgeResult:
@@ -194,3 +196,26 @@ def test_results_jsonl_reads_judge_command_rows(tmp_path: Path) -> None:
     assert by_judge["completeness"].status == JudgeStatus.timeout
     assert data.answers["q1@k3"].contexts == ["ctx one", "ctx two"]
     assert data.questions == {"q1": "Q?"} and data.references == {"q1": "Ref."}
+
+
+def test_judge_rows_from_a_csv_read_back_with_their_contexts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A CSV cell holds the contexts as a JSON list: ``ragjudge judge`` writes them as a list,
+    and the results reader reads an output row's fields as ``judge`` read them."""
+    sheet = tmp_path / "rows.csv"
+    with sheet.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["id", "question", "answer", "contexts"])
+        contexts = ["The tower was first lit in 1811.", "It has 24 lamps."]
+        writer.writerow(["q1@k2", "When was it first lit?", "In 1811.", json.dumps(contexts)])
+    out = tmp_path / "judged.jsonl"
+    argv = ["judge", "--input", str(sheet), "--backend", "offline", "--judges", "faithfulness"]
+    code, text = run_cli([*argv, "--output", str(out)], capsys)
+    assert code == 0, text
+    assert json.loads(out.read_text().splitlines()[0])["contexts"] == contexts
+    assert from_results_file(out).answers["q1@k2"].contexts == contexts
+    # a file written before the rows were normalised (the cell's JSON string) reads the same
+    row = json.loads(out.read_text()) | {"contexts": json.dumps(contexts)}
+    old = _write(tmp_path, "old.jsonl", json.dumps(row) + "\n")
+    assert from_results_file(old).answers["q1@k2"].contexts == contexts

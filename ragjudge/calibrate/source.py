@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge.errors import DataError
-from ragjudge.schema import Answer, JudgeResult, RunManifest
+from ragjudge.judges.items import item_from_row
+from ragjudge.schema import Answer, JudgeInput, JudgeResult, RunManifest
 
 
 class RunData(BaseModel):
@@ -62,7 +63,12 @@ def _cell_result(item: str, name: str, cell: dict[str, Any]) -> JudgeResult:
     )
 
 
-def _answer(row: dict[str, Any], item: str) -> Answer | None:
+def _answer(
+    row: dict[str, Any], item: str, path: Path, line: int
+) -> tuple[Answer, JudgeInput] | None:
+    """The answer of a ``ragjudge judge`` output row, its input fields read as ``ragjudge judge``
+    reads them (``item_from_row``: a CSV cell's JSON list of contexts is a list); ``None`` when
+    the row has no answer or its item id names no case and k."""
     if not isinstance(row.get("answer"), str):
         return None
     case_id, k = row.get("case_id"), row.get("k")
@@ -71,15 +77,16 @@ def _answer(row: dict[str, Any], item: str) -> Answer | None:
         if not sep or not k_text.isdigit():
             return None
         k = int(k_text)
-    contexts = row.get("contexts") or []
-    return Answer(
+    judged = item_from_row(row, path, line)
+    answer = Answer(
         case_id=str(case_id),
         k=int(k),
-        text=row["answer"],
-        context_ids=[str(c) for c in row.get("context_ids") or []],
-        contexts=[str(c) for c in contexts],
+        text=judged.answer,
+        context_ids=judged.context_ids or [],
+        contexts=judged.contexts,
         generator=str(row.get("generator") or "unknown"),
     )
+    return answer, judged
 
 
 def from_results_file(path: str | Path) -> RunData:
@@ -109,13 +116,13 @@ def from_results_file(path: str | Path) -> RunData:
                     item = str(obj["id"])
                     for name, cell in obj["judges"].items():
                         data.results.append(_cell_result(item, str(name), cell))
-                    answer = _answer(obj, item)
-                    if answer is not None:
+                    found = _answer(obj, item, p, line_no)
+                    if found is not None:
+                        answer, judged = found
                         data.answers[item] = answer
-                        if isinstance(obj.get("question"), str):
-                            data.questions[answer.case_id] = obj["question"]
-                        if isinstance(obj.get("reference"), str):
-                            data.references[answer.case_id] = obj["reference"]
+                        data.questions[answer.case_id] = judged.question
+                        if judged.reference is not None:
+                            data.references[answer.case_id] = judged.reference
                     continue
                 if isinstance(obj.get("result"), dict):
                     obj = obj["result"]

@@ -171,11 +171,15 @@ def output_rows(
     items: Sequence[JudgeInput],
     results: Mapping[str, Sequence[JudgeResult]],
 ) -> list[dict[str, Any]]:
-    """Each input row (its own fields kept) with ``id`` and ``judges`` -> name -> result."""
+    """Each input row (its own fields kept) with ``id`` and ``judges`` -> name -> result; the
+    contexts (and context ids) as the lists they were read as (a CSV cell holds a JSON list)."""
     out = []
     for i, item in enumerate(items):
         row = dict(rows[i])
         row["id"] = item.id
+        row["contexts"] = item.contexts
+        if item.context_ids is not None:
+            row["context_ids"] = item.context_ids
         row["judges"] = {name: result_cell(rs[i]) for name, rs in results.items()}
         out.append(row)
     return out
