@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from ragjudge.calibrate.labels import load_labels
 from ragjudge.cli import app
 from ragjudge.errors import ConfigError, DataError
 from ragjudge.judges.offline import OfflineFaithfulnessJudge
@@ -171,6 +172,24 @@ def test_bad_label_rows_name_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(DataError, match=r"bad\.csv:2: unknown dimension"):
         read_labels(csv_path)
     assert [parse_label(v) for v in ("yes", "0", 0.7, "4", "2", True)] == [1, 0, 1, 1, 0, 1]
+
+
+def test_labels_are_read_as_agree_reads_them(tmp_path: Path) -> None:
+    """fit-judges reads a label file through ``calibrate.labels.label_rows``: a quote left open
+    is an error at the row's first line (it used to swallow the next row into a cell), and a
+    CSV with another suffix is still CSV."""
+    head = "dimension,question,answer,label\n"
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_text(head + 'answer_relevancy,"q?,a,1\nanswer_relevancy,q2?,a,0\n')
+    with pytest.raises(DataError, match=r"sheet\.csv:2: malformed CSV: .*quote left open"):
+        read_labels(sheet)
+    sheet.write_text(head + 'answer_relevancy,"Why,\nthen?",a,1\nrelevance,q?,a,1\n')
+    with pytest.raises(DataError, match=r"sheet\.csv:4: unknown dimension"):
+        read_labels(sheet)
+    txt = tmp_path / "labels.txt"
+    txt.write_text("item_id," + head + "q1@k1,answer_relevancy,q?,a,1\n")
+    assert [r.question for r in read_labels(txt)] == ["q?"]
+    assert load_labels(txt).labels[0].dimension == "answer_relevancy"
 
 
 def test_fit_logistic_folds_threshold_into_intercept() -> None:

@@ -124,8 +124,16 @@ def consensus(values: Sequence[float], scale: Scale | None = None) -> float:
 # ----------------------------------------------------------------------------- reading
 
 
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) for a CSV (header on line 1) or JSONL file."""
+def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) of every row of a label file or spot-check sheet: the one reader of
+    their rows (``load_labels``, ``fit-judges`` and ``--rejudge`` all read through it).
+
+    JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (blank lines skipped),
+    else CSV with a header row (a byte-order mark allowed). The line is the first physical line
+    of the row (a sheet's contexts cell spans several). A missing file, a line that is not a
+    JSON object and a CSV quote left open are ``DataError``s naming the file and line."""
+    if not path.is_file():
+        raise DataError("label file not found", path=path)
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
         with path.open(encoding="utf-8") as fh:
             for line_no, text in enumerate(fh, start=1):
@@ -148,8 +156,8 @@ def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 raise DataError("empty file: expected a header row", path=path, line=1)
             start = reader.line_num + 1
             for row in reader:
-                yield reader.line_num, dict(row)
-                start = reader.line_num + 1
+                line, start = start, reader.line_num + 1
+                yield line, dict(row)
         except csv.Error as exc:
             hint = "; is a quote left open?" if "end of data" in str(exc) else ""
             raise DataError(f"malformed CSV: {exc}{hint}", path=path, line=start) from None
@@ -226,12 +234,10 @@ _SCALE_TEXT = {
 def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> LabelSet:
     """Read and validate a label file; ``scales`` fixes the scale of chosen dimensions."""
     p = Path(path)
-    if not p.is_file():
-        raise DataError("label file not found", path=p)
     fixed: dict[str, Scale] = dict(scales or {})
     raw_rows: list[tuple[int, str, str, str, str | None, str | None]] = []
     skipped = 0
-    for line, row in _rows(p):
+    for line, row in label_rows(p):
         raw = _text(row, "label")
         if "label" not in row:
             raise DataError("missing column 'label'", path=p, line=line)

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragjudge.schema import JudgeInput
 
+from .labels import label_rows
 from .source import RunData
 
 SHEET_COLUMNS = (
@@ -177,16 +178,16 @@ def read_sheet_inputs(path: str | Path) -> dict[str, JudgeInput]:
     """item id -> the ``JudgeInput`` a filled sheet shows (question, answer, contexts, reference),
     so the labelled items can be judged again without the run."""
     out: dict[str, JudgeInput] = {}
-    with Path(path).open(encoding="utf-8-sig", newline="") as fh:
-        for row in csv.DictReader(fh):
-            item = (row.get("item_id") or "").strip()
-            if not item or item in out:
-                continue
-            out[item] = JudgeInput(
-                id=item,
-                question=row.get("question") or "",
-                answer=row.get("answer") or "",
-                contexts=split_contexts(row.get("contexts") or ""),
-                reference=(row.get("reference") or None),
-            )
+    for _, row in label_rows(Path(path)):
+        item = str(row.get("item_id") or "").strip()
+        if not item or item in out:
+            continue
+        contexts = row.get("contexts") or ""
+        out[item] = JudgeInput(
+            id=item,
+            question=str(row.get("question") or ""),
+            answer=str(row.get("answer") or ""),
+            contexts=split_contexts(contexts) if isinstance(contexts, str) else contexts,
+            reference=(str(row["reference"]) if row.get("reference") else None),
+        )
     return out

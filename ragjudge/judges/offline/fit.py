@@ -52,7 +52,6 @@ p >= 0.5 is the decision everywhere (the contract of ``ragjudge.judges.prefix``)
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -63,6 +62,7 @@ from typing import Any
 
 import numpy as np
 
+from ragjudge.calibrate.labels import label_rows
 from ragjudge.errors import DataError
 from ragjudge.judges.offline.embed import EmbeddingCache, shared_cache
 from ragjudge.judges.offline.features import (
@@ -220,35 +220,13 @@ def read_labels(path: Path, *, blank: list[int] | None = None) -> list[LabelRow]
 
     A row whose label is blank (a spot-check sheet not filled in yet) is skipped; its line is
     appended to ``blank`` when given."""
-    if not path.is_file():
-        raise DataError("labels file not found", path=path)
     rows: list[LabelRow] = []
     skipped: list[int] = []
-    if path.suffix.lower() == ".csv":
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            start = 1 + (reader.fieldnames is not None)  # a record's first physical line
-            for obj in reader:
-                line, start = start, reader.line_num + 1
-                if _blank(obj):
-                    skipped.append(line)
-                    continue
-                rows.append(_row(dict(obj), path, line))
-    else:
-        with path.open(encoding="utf-8") as fh:
-            for line, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    obj = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"not JSON: {exc}", path=path, line=line) from None
-                if not isinstance(obj, dict):
-                    raise DataError("a row must be a JSON object", path=path, line=line)
-                if _blank(obj):
-                    skipped.append(line)
-                    continue
-                rows.append(_row(obj, path, line))
+    for line, obj in label_rows(path):
+        if _blank(obj):
+            skipped.append(line)
+            continue
+        rows.append(_row(obj, path, line))
     if blank is not None:
         blank.extend(skipped)
     if not rows:
