@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from ragjudge.errors import ConfigError
-from ragjudge.sweep.config import SweepConfig, diff_definitions, load_config, parse_config
+from ragjudge.sweep.config import (
+    SweepConfig,
+    diff_definitions,
+    load_config,
+    parse_config,
+    stored_config,
+)
 
 
 def write(tmp_path, text: str):
@@ -97,3 +103,29 @@ def test_reranker_keep_is_checked_and_hashes_only_when_set():
         parse_config(
             {"dataset": {"path": "."}, "rerankers": [{"spec": "llm", "depth": 5, "keep": 2}]}
         )
+
+
+def test_a_stored_config_is_validated_as_a_file_is(tmp_path, capsys, _isolated_home):
+    """``sweep --resume`` reads a run's stored configuration through ``stored_config``: one that
+    this version does not accept is an error naming the run, never an internal error."""
+    from ragjudge.schema import RunManifest
+    from ragjudge.store import RunStore
+    from tests.test_exit_codes import run_cli
+
+    (tmp_path / "sweep.yaml").write_text("dataset: {path: .}\nks: [1, 2]\n")
+    full = load_config(tmp_path / "sweep.yaml").model_dump(mode="json")
+
+    def stored(run_id: str, config: dict) -> RunManifest:
+        return RunManifest(
+            run_id=run_id, dataset_name="d", dataset_hash="d" * 16, config_hash="c" * 16,
+            config=config, ragjudge_version="0.0.1", started_at="2026-01-01T00:00:00+00:00",
+        )  # fmt: skip
+
+    assert stored_config(stored("ok", {"full": full})).ks == [1, 2]
+    with pytest.raises(ConfigError, match=r"^run none: its manifest holds no sweep config"):
+        stored_config(stored("none", {}))
+    with RunStore() as store:
+        store.create_run(stored("20260101-old", {"full": full | {"retired_option": 1}}))
+    code, text = run_cli(["sweep", "--resume", "20260101-old"], capsys)
+    assert code == 2 and "Traceback" not in text and "internal error" not in text
+    assert "run 20260101-old (its stored configuration): unknown key 'retired_option'" in text

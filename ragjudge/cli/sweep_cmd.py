@@ -85,7 +85,7 @@ def sweep(
     """
     from ragjudge.errors import ConfigError
     from ragjudge.store import RunStore
-    from ragjudge.sweep.config import SweepConfig, load_config
+    from ragjudge.sweep.config import load_config, stored_config
     from ragjudge.sweep.render import write_report
     from ragjudge.sweep.run import run_sweep
 
@@ -94,7 +94,7 @@ def sweep(
     cfg = load_config(config) if config is not None else None  # a bad config before the store
     store = RunStore()
     if cfg is None:  # the run's own configuration, as stored in its manifest
-        cfg = SweepConfig.model_validate(store.manifest(store.resolve(str(resume))).config["full"])
+        cfg = stored_config(store.manifest(store.resolve(str(resume))))
     cfg = cfg.model_copy(
         update={"executor": executor_config(executor, ray_address, workers, cfg.executor)}
     )

@@ -51,6 +51,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.io.yamlfile import KeyPath
 from ragjudge.judges.registry import JUDGE_NAMES
 from ragjudge.resources import BUNDLED, bundled_dataset
+from ragjudge.schema import RunManifest
 
 DEFAULT_KS = list(range(1, 11))
 RETRIEVAL_METRIC_NAMES = ("precision", "recall", "ndcg", "hit_rate", "mrr")
@@ -314,8 +315,9 @@ def diff_definitions(old: Any, new: Any, prefix: str = "") -> list[str]:
 def _format_validation(
     exc: ValidationError, source: str, lines: Mapping[KeyPath, int] | None = None
 ) -> str:
-    """One line per error: ``source:line: key: problem`` (the line where the YAML loader can
-    give it), with the offending value."""
+    """The error message: ``source:line: key: problem`` (the line where the YAML loader can
+    give it, with the offending value); one line for one error, else a line per error under
+    ``source: N problems in the sweep config:``."""
     out = []
     for err in exc.errors():
         loc: tuple[Any, ...] = tuple(err["loc"])
@@ -334,7 +336,9 @@ def _format_validation(
             out.append(f"{where}: {key}: {msg} (got {json.dumps(err.get('input'), default=str)})")
         else:
             out.append(f"{where}: {key}: {msg}")
-    return "invalid sweep config:\n  " + "\n  ".join(out)
+    if len(out) == 1:
+        return out[0]
+    return f"{source}: {len(out)} problems in the sweep config:\n  " + "\n  ".join(out)
 
 
 def _option_names(target: Any, skip: Sequence[str] = ()) -> set[str] | None:
@@ -412,7 +416,7 @@ def parse_config(
     try:
         config = SweepConfig.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError(f"{source}: " + _format_validation(exc, source, lines)) from None
+        raise ConfigError(_format_validation(exc, source, lines)) from None
     check_options(config, source, lines)
     raw = config.dataset.path
     path = None
@@ -428,6 +432,16 @@ def parse_config(
             update={"dataset": config.dataset.model_copy(update={"path": path})}
         )
     return config
+
+
+def stored_config(manifest: RunManifest) -> SweepConfig:
+    """The configuration a sweep run was started with (its manifest's ``config["full"]``),
+    validated as a config file is: a run that holds none, or whose config this version no
+    longer accepts (a run stored by another version), is a ``ConfigError`` naming the run."""
+    full = manifest.config.get("full")
+    if full is None:
+        raise ConfigError(f"run {manifest.run_id}: its manifest holds no sweep configuration")
+    return parse_config(full, source=f"run {manifest.run_id} (its stored configuration)")
 
 
 def load_config(path: str | Path) -> SweepConfig:

@@ -29,7 +29,7 @@ from ragjudge.store.view import RunView
 from ragjudge.sweep.analysis import SweepSummary, analyse
 from ragjudge.sweep.budget import BudgetExhausted
 from ragjudge.sweep.components import Components, build_components
-from ragjudge.sweep.config import SweepConfig
+from ragjudge.sweep.config import SweepConfig, stored_config
 from ragjudge.sweep.data import check_ks, load_dataset
 from ragjudge.sweep.execute import Progress, build_executor
 from ragjudge.sweep.identity import fresh_manifest, run_definition, select_run
@@ -232,7 +232,7 @@ async def arun_sweep(
 def summarise_run(store: RunStore, run_id: str, config: SweepConfig | None = None) -> SweepSummary:
     """The summary of a stored run (its own config unless another objective is given)."""
     m = store.manifest(run_id)
-    cfg = config or SweepConfig.model_validate(m.config["full"])
+    cfg = config or stored_config(m)
     return analyse(
         RunView.read(store, run_id),
         ks=cfg.ks,
