@@ -218,3 +218,18 @@ def test_langchain_retriever_and_runnable_as_parts(tmp_path):
     assert out.status == "finished"
     assert out.summary.table("retrieval")["recall"][1].mean == 1.0
     assert out.summary.manifest.used_models().retriever == "langchain(Keyword)"
+
+
+def test_llm_judges_calls_reach_the_run_ledger(tmp_path, llm_env):
+    """ragjudge.sweep(backend="llm"): the run's client is the judges' own, so every call they
+    send is a ledger line in the run store and the manifest names the judge model."""
+    store = RunStore(tmp_path / "runs.sqlite")
+    out = ragjudge.sweep(
+        CASES[:2], retriever=retrieve, generator=generate, judges=["faithfulness"], ks=[1],
+        backend="llm", store=store,
+    )  # fmt: skip
+    assert out.status == "finished"
+    sent = len(llm_env.chat_requests())
+    calls = [e for e in store.ledger(out.run_id) if e["kind"] == "call" and not e["cached"]]
+    assert sent == 2 and len(calls) == sent
+    assert store.manifest(out.run_id).used_models().judge == "fake-model"

@@ -75,7 +75,6 @@ def _components(
     from ragjudge.adapters import as_generator, as_retriever, identity
     from ragjudge.generate import build_generator
     from ragjudge.judges.base import conform
-    from ragjudge.judges.llm.base import LLMJudge
     from ragjudge.judges.registry import build_judges
     from ragjudge.retrieval import build_retriever
     from ragjudge.schema import RunModels
@@ -87,14 +86,14 @@ def _components(
     for spec, judge in zip(judges, made, strict=True):
         if not isinstance(spec, str):
             custom[f"judge:{judge.name}"] = identity(judge)
-    llm: Any = None
-    llm_judges = [j for j in made if isinstance(j, LLMJudge)]
-    if generator == "chat" or backend in ("llm", "ragas"):
+    # The run's client is the judges' own (the judge clients share one ledger, which feeds the
+    # run store and the budget); a new one only when no judge has a client and one is needed.
+    clients = [c for c in (getattr(j, "client", None) for j in made) if c is not None]
+    llm: Any = clients[0] if clients else None
+    if llm is None and generator == "chat":
         from ragjudge.llm import default_client
 
         llm = default_client(max_concurrency=concurrency)
-    elif llm_judges:  # e.g. criteria judges: their client's ledger feeds the run's budget
-        llm = llm_judges[0].client
     if isinstance(retriever, str) and retriever in RETRIEVERS:
         ret = build_retriever(retriever)
     else:
@@ -109,7 +108,7 @@ def _components(
     models = RunModels(
         retriever=str(ret.name),
         generator=model if generator == "chat" else f"{gen.name}@{gen.version}",
-        judge=model if backend != "offline" or llm_judges else None,
+        judge=model if clients else None,
     )
     prompts = {f"judge:{j.name}": str(j.version) for j in made}
     prompts["generator"] = str(gen.version)

@@ -209,6 +209,8 @@ class RagasJudge:
             from ragjudge.llm import default_client
 
             client = default_client()
+        self.client = client
+        """The client every ragas call of this judge goes through (its ledger is the run's)."""
         llm_cls, emb_cls = _classes()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
