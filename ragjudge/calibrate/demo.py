@@ -1,7 +1,7 @@
 """The demo's human spot-check labels (``datasets/demo/labels.csv``), analysed on their own.
 
 The label file is a filled ``ragjudge spot-check`` sheet of the demo run, so it carries the
-question, answer and contexts each label was given for. ``demo_report`` judges exactly those
+question, answer and contexts each label was given for. ``ademo_report`` judges exactly those
 items again with the offline judges (no run store needed; ``source.judge_sheet``) and runs
 ``analyze`` on them. The command line does the same with
 ``ragjudge agree --labels datasets/demo/labels.csv --rejudge offline``.
@@ -9,7 +9,6 @@ items again with the offline judges (no run store needed; ``source.judge_sheet``
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 from ragjudge.resources import demo_dir
@@ -36,16 +35,3 @@ async def ademo_report(
     labels = load_labels(path)
     run = await judge_sheet(path, labels.dimensions(), backend)
     return analyze(labels, run, n_resamples=n_resamples, seed=seed)
-
-
-def demo_report(
-    labels_path: str | Path | None = None,
-    *,
-    backend: str = "offline",
-    n_resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
-) -> AgreementReport:
-    """``ademo_report`` from synchronous code."""
-    return asyncio.run(
-        ademo_report(labels_path, backend=backend, n_resamples=n_resamples, seed=seed)
-    )

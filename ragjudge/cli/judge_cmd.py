@@ -14,7 +14,6 @@ from ragjudge.cli.executor_opts import ADDRESS, EXECUTOR, WORKERS, executor_conf
 from ragjudge.errors import ConfigError
 
 DEFAULT_JUDGES = "faithfulness,answer_relevancy,completeness,context_recall,context_precision"
-BACKENDS = ("offline", "llm", "ragas")
 """Built-in backends; a plugin may register judges under any other backend name."""
 
 

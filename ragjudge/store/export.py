@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ragjudge.errors import ConfigError
 from ragjudge.store.sqlite import RunStore, item_id
 from ragjudge.store.view import RunView
 
-ExportFormat = Literal["parquet", "csv", "jsonl", "hf"]
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl", "hf")
 
 

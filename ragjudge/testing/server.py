@@ -255,12 +255,11 @@ class FakeLLMServer:
 
     # ------------------------------------------------------------------ inspection
 
-    def set_faults(self, faults: FaultPlan | None, *, restart_index: bool = True) -> None:
-        """Use ``faults`` from now on (request numbering restarts at 0 by default)."""
+    def set_faults(self, faults: FaultPlan | None) -> None:
+        """Use ``faults`` from now on (request numbering restarts at 0)."""
         with self._lock:
             self.faults = faults
-            if restart_index:
-                self._chat_index = 0
+            self._chat_index = 0
 
     def reset(self) -> None:
         """Forget the request log and counters."""

@@ -21,22 +21,11 @@ from ragjudge.errors import ConfigError
 from .corpus import Corpus
 from .models import TestsetBuild
 
-FILES = ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "testset.json")
-
 
 def _jsonl(path: Path, rows: list[dict[str, object]]) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for row in rows:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-
-
-def _document_row(
-    doc_id: str, title: str, text: str, metadata: dict[str, object]
-) -> dict[str, object]:
-    row: dict[str, object] = {"_id": doc_id, "title": title, "text": text}
-    if metadata:
-        row["metadata"] = metadata
-    return row
 
 
 def check_out(out: str | Path) -> Path:

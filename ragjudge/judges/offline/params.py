@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -170,7 +169,3 @@ def load_params(path: str | Path | None = None) -> Params:
     if not chosen.is_file():
         raise ConfigError(f"offline judge parameters not found: {chosen}")
     return _load(str(chosen.resolve()), chosen.stat().st_mtime)
-
-
-def sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, x))))
