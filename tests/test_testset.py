@@ -5,6 +5,7 @@ LLM layer, budget stop exit 3, resume from the cache)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,23 @@ def test_describe(offline_set: tuple[Path, str], capsys: pytest.CaptureFixture[s
     for t in {c.metadata["type"] for c in ts.cases}:
         assert t in text
     assert ts.cases[0].question in text  # an example is shown
+
+
+def test_describe_names_a_broken_manifest(
+    offline_set: tuple[Path, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "set"
+    shutil.copytree(offline_set[0], copy)
+    manifest = copy / "testset.json"
+    good = json.loads(manifest.read_text())
+    for broken, why in (
+        ("{not json", "not a test set manifest (Invalid JSON"),
+        (json.dumps(good | {"seed": "seven"}), "not a test set manifest (seed: "),
+    ):
+        manifest.write_text(broken)
+        code, text = run(["testset", "--describe", str(copy)], capsys)
+        assert code == 2 and f"error: {manifest}: {why}" in text, text
+        assert "Traceback" not in text and len(text.strip().splitlines()) == 1
 
 
 def test_filters_and_mix() -> None:

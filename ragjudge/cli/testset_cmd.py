@@ -46,12 +46,12 @@ def _print_description(desc: Description, out: Console) -> None:
     def spread(v: tuple[int, float, int]) -> str:
         return f"{v[0]} / {v[1]:g} / {v[2]}"
 
-    m = desc.manifest or {}
+    m = desc.manifest
     out.print(
         f"{desc.name}: {desc.n_questions} questions over {desc.n_passages} passages"
-        + (f"; backend {m.get('backend')}, generator {m.get('generator')}" if m else "")
+        + (f"; backend {m.backend}, generator {m.generator}" if m else "")
     )
-    for note in m.get("notes", []):
+    for note in m.notes if m else []:
         out.print(f"note: {note}")
     table = Table(title="question types (words: min / median / max)")
     for col in ("type", "count", "share", "answerable", "question words", "reference words"):

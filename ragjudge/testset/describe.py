@@ -9,15 +9,17 @@ graded qrels; plus examples of each type.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
+from ragjudge.errors import DataError
 from ragjudge.schema import TestSet
+
+from .models import Manifest
 
 
 class TypeStats(BaseModel):
@@ -38,7 +40,7 @@ class Description(BaseModel):
     types: dict[str, TypeStats]
     overall_bm25_hit_at_1: float | None
     overall_bm25_ndcg_at_10: float | None
-    manifest: dict[str, Any] | None = None
+    manifest: Manifest | None = None
 
 
 def _spread(values: Sequence[int]) -> tuple[int, float, int]:
@@ -114,5 +116,19 @@ def describe_folder(folder: str | Path) -> Description:
     desc = describe_testset(load_testset(root))
     manifest = root / "testset.json"
     if manifest.is_file():
-        desc.manifest = json.loads(manifest.read_text(encoding="utf-8"))
+        desc.manifest = read_manifest(manifest)
     return desc
+
+
+def read_manifest(path: Path) -> Manifest:
+    """A ``testset.json`` (``Manifest``); unreadable, not JSON or not a manifest is a
+    ``DataError`` naming the file (and the field at fault)."""
+    try:
+        return Manifest.model_validate_json(path.read_bytes())
+    except OSError as exc:
+        raise DataError(f"cannot read the test set manifest: {exc}", path=path) from None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        what = f"{where}: {first['msg']}" if where else first["msg"]
+        raise DataError(f"not a test set manifest ({what})", path=path) from None
