@@ -324,3 +324,20 @@ def test_bundled_demo_set_loads_when_present() -> None:
     assert all(set(c.relevant) <= doc_ids for c in ts.cases)
     assert any(not c.relevant and c.reference is None for c in ts.cases)
     assert all(0 <= g <= 3 for c in ts.cases for g in c.relevant.values())
+
+
+def test_a_folder_corpus_is_the_same_file_for_the_test_set_and_the_generator(tmp_path):
+    """corpus.jsonl before corpus.jsonl.gz, for the sweep's reader and ``ragjudge testset``."""
+    import gzip
+
+    from ragjudge.io.beir import find_folder_file
+    from ragjudge.testset.corpus import load_corpus
+
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "plain", "text": "The plain file."}\n')
+    with gzip.open(tmp_path / "corpus.jsonl.gz", "wt") as fh:
+        fh.write('{"_id": "zipped", "text": "The gzipped file."}\n')
+    assert find_folder_file(tmp_path, "corpus.jsonl") == tmp_path / "corpus.jsonl"
+    assert [d.id for d in load_corpus(tmp_path).documents] == ["plain"]
+    (tmp_path / "corpus.jsonl").unlink()
+    assert [d.id for d in load_corpus(tmp_path).documents] == ["zipped"]
+    assert find_folder_file(tmp_path, "queries.jsonl") is None

@@ -23,12 +23,21 @@ from .documents import load_cases, load_documents
 from .trec import read_trec_qrels
 
 
-def _folder_file(folder: Path, *names: str) -> Path:
+def find_folder_file(folder: Path, *names: str) -> Path | None:
+    """The first of ``names`` in ``folder``, each as it is or gzipped (``corpus.jsonl``, then
+    ``corpus.jsonl.gz``); None when there is none."""
     for name in names:
         for candidate in (folder / name, folder / f"{name}.gz"):
             if candidate.is_file():
                 return candidate
-    raise DataError(f"missing {names[0]} in the folder", path=folder)
+    return None
+
+
+def _folder_file(folder: Path, *names: str) -> Path:
+    found = find_folder_file(folder, *names)
+    if found is None:
+        raise DataError(f"missing {names[0]} in the folder", path=folder)
+    return found
 
 
 def _load(folder: str | Path, split: str, *, keep_unjudged: bool, skip_empty: bool) -> TestSet:

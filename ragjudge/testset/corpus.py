@@ -60,13 +60,11 @@ def load_corpus(path: str | Path) -> Corpus:
     """The passages of ``path`` (see the module docstring); no passage at all is a
     ``DataError``."""
     from ragjudge.io import load_documents
+    from ragjudge.io.beir import find_folder_file
 
     p = Path(path)
-    beir: Path | None = None
+    beir = find_folder_file(p, "corpus.jsonl") if p.is_dir() else None
     if p.is_dir():
-        for name in ("corpus.jsonl", "corpus.jsonl.gz"):
-            if (p / name).is_file():
-                beir = p / name
         if beir is not None:
             docs = load_documents(beir, skip_empty=True)
         else:
