@@ -92,6 +92,12 @@ def test_price_table_prefix_and_file(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(ConfigError, match=r"prices\.json"):
         PriceTable.from_file(path)
+    yaml_path = tmp_path / "prices.yaml"
+    yaml_path.write_text("llama3:8b: {input: 0.1, output: 0.2}\n")
+    assert PriceTable.from_file(yaml_path).cost("llama3:8b", 10**6, 0) == pytest.approx(0.1)
+    yaml_path.write_text("m: {input: 1, output: 1}\nm: {input: 2, output: 2}\n")
+    with pytest.raises(ConfigError, match=r"prices\.yaml:2: duplicate key 'm'"):
+        PriceTable.from_file(yaml_path)
 
 
 def test_estimate_tokens_and_dry_run() -> None:

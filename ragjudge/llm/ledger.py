@@ -53,16 +53,16 @@ class PriceTable(BaseModel):
     @classmethod
     def from_file(cls, path: str | Path) -> PriceTable:
         """A JSON or YAML mapping ``{model: {input: usd_per_m, output: usd_per_m}}``, merged
-        over the defaults."""
+        over the defaults; YAML is read as every config file is (``io.yamlfile``: a key given
+        twice is an error at its line)."""
         p = Path(path)
         try:
-            text = p.read_text(encoding="utf-8")
             if p.suffix in (".yaml", ".yml"):
-                import yaml
+                from ragjudge.io.yamlfile import load_yaml
 
-                raw = yaml.safe_load(text)
+                raw, _ = load_yaml(p, "price table")
             else:
-                raw = json.loads(text)
+                raw = json.loads(p.read_text(encoding="utf-8"))
             extra = {str(k): Price.model_validate(v) for k, v in dict(raw).items()}
         except (OSError, ValueError, TypeError) as exc:
             raise ConfigError(f"price table {p}: {exc}") from None
