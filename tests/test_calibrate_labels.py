@@ -219,3 +219,13 @@ def test_judge_rows_from_a_csv_read_back_with_their_contexts(
     row = json.loads(out.read_text()) | {"contexts": json.dumps(contexts)}
     old = _write(tmp_path, "old.jsonl", json.dumps(row) + "\n")
     assert from_results_file(old).answers["q1@k2"].contexts == contexts
+
+
+def test_a_label_file_may_start_with_a_byte_order_mark(tmp_path: Path) -> None:
+    row = {"item_id": "q1@k1", "dimension": "faithfulness", "label": 1}
+    jsonl = tmp_path / "labels.jsonl"
+    jsonl.write_bytes(b"\xef\xbb\xbf" + json.dumps(row).encode() + b"\n")
+    sheet = tmp_path / "labels.csv"
+    sheet.write_bytes(b"\xef\xbb\xbfitem_id,dimension,label\nq1@k1,faithfulness,1\n")
+    for path in (jsonl, sheet):
+        assert [lab.item_id for lab in load_labels(path).labels] == ["q1@k1"]

@@ -24,7 +24,6 @@ Values are stored in native units: binary 0/1, ordinal 1..5, continuous [0, 1], 
 from __future__ import annotations
 
 import csv
-import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,6 +32,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import DataError
+from ragjudge.io.rows import iter_jsonl
 
 Scale = Literal["binary", "ordinal", "continuous", "pairwise"]
 SCALES: tuple[str, ...] = get_args(Scale)
@@ -128,24 +128,15 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, row) of every row of a label file or spot-check sheet: the one reader of
     their rows (``load_labels``, ``fit-judges`` and ``--rejudge`` all read through it).
 
-    JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (blank lines skipped),
-    else CSV with a header row (a byte-order mark allowed). The line is the first physical line
-    of the row (a sheet's contexts cell spans several). A missing file, a line that is not a
-    JSON object and a CSV quote left open are ``DataError``s naming the file and line."""
+    JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (``io.rows.iter_jsonl``:
+    blank lines skipped), else CSV with a header row; either may start with a byte-order mark.
+    The line is the first physical line of the row (a sheet's contexts cell spans several).
+    A missing file, a line that is not a JSON object and a CSV quote left open are
+    ``DataError``s naming the file and line."""
     if not path.is_file():
         raise DataError("label file not found", path=path)
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
-        with path.open(encoding="utf-8") as fh:
-            for line_no, text in enumerate(fh, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    row = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"not valid JSON: {exc.msg}", path=path, line=line_no) from exc
-                if not isinstance(row, dict):
-                    raise DataError("expected a JSON object per line", path=path, line=line_no)
-                yield line_no, row
+        yield from iter_jsonl(path)
         return
     with path.open(encoding="utf-8-sig", newline="") as fh:
         # strict: a quote left open is an error (not a field running to the end of the file)
