@@ -19,15 +19,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import DataError
+from ragjudge.judges.registry import JUDGE_NAMES
 from ragjudge.schema import Aggregate, JudgeInput, JudgeResult, TokenUsage
 
-DEFAULT_JUDGES = (
-    "faithfulness",
-    "answer_relevancy",
-    "completeness",
-    "context_recall",
-    "context_precision",
-)
+DEFAULT_JUDGES = JUDGE_NAMES
+"""The judges ``evaluate`` and ``sweep`` run when none are named: the five built-ins."""
 
 
 class EvaluationResult(BaseModel):

@@ -26,6 +26,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from ragjudge.errors import ConfigError, DataError
+from ragjudge.generate import GENERATORS
+from ragjudge.retrieval import RETRIEVERS
 from ragjudge.schema import TestCase, TestSet
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.run import SweepOutcome
@@ -33,9 +35,6 @@ from ragjudge.sweep.run import SweepOutcome
 SweepResult = SweepOutcome
 """What ``sweep`` returns: run id, status, the ``SweepSummary`` the CLI prints
 (``.summary.choice.best_k``, ``.summary.table()``), counts, calls and timings."""
-
-RETRIEVERS = ("bm25", "dense", "hybrid")
-GENERATORS = ("extractive", "chat")
 
 
 def as_testset(testset: Any, name: str | None = None) -> TestSet:

@@ -13,7 +13,6 @@ import typer
 from ragjudge.cli.executor_opts import ADDRESS, EXECUTOR, WORKERS, executor_config
 from ragjudge.errors import ConfigError
 
-DEFAULT_JUDGES = "faithfulness,answer_relevancy,completeness,context_recall,context_precision"
 """Built-in backends; a plugin may register judges under any other backend name."""
 
 
@@ -34,7 +33,12 @@ def import_plugins(modules: list[str]) -> None:
             raise ConfigError(f"cannot import plugin {module!r}: {exc}") from exc
 
 
-def parse_names(judges: str) -> list[str]:
+def parse_names(judges: str | None) -> list[str]:
+    """The names of ``--judges`` (None: the five built-ins, ``JUDGE_NAMES``)."""
+    if judges is None:
+        from ragjudge.judges.registry import JUDGE_NAMES
+
+        return list(JUDGE_NAMES)
     names = [n.strip() for n in judges.split(",") if n.strip()]
     if not names:
         raise ConfigError("--judges names no judge")
@@ -63,7 +67,9 @@ def register(app: typer.Typer) -> None:
     @app.command("judge")
     def judge(
         input: Path = typer.Option(..., "--input", "-i", help="Rows: question, answer, contexts."),
-        judges: str = typer.Option(DEFAULT_JUDGES, "--judges", help="Comma-separated names."),
+        judges: str | None = typer.Option(
+            None, "--judges", help="Comma-separated names (default: the five built-ins)."
+        ),
         backend: str | None = typer.Option(
             None,
             "--backend",

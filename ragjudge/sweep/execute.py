@@ -39,16 +39,13 @@ from ragjudge.schema import (
 from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
 from ragjudge.sweep.budget import Budget, BudgetExhausted
 from ragjudge.sweep.components import Components
-from ragjudge.sweep.config import SweepConfig
+from ragjudge.sweep.config import RETRIEVAL_METRIC_NAMES, SweepConfig
 from ragjudge.sweep.plan import AnswerPlan, JudgePlan, JudgeTask, prefix_rows
 from ragjudge.sweep.stages import StageFailedError, generation_failure, reranking_failure
 
 if TYPE_CHECKING:
     from ragjudge.generate import AnswerKey
     from ragjudge.protocols import Executor
-
-RETRIEVAL_METRICS = ("precision", "recall", "ndcg", "hit_rate", "mrr")
-"""Retrieval metrics stored at every k (keys of ``evaluate_rankings`` as ``name@k``)."""
 
 Progress = Callable[[str], None]
 
@@ -128,7 +125,7 @@ class InProcessExecutor:
         for case_id, values in report.per_query.items():
             for key, value in values.items():
                 name, _, k = key.partition("@")
-                if name in RETRIEVAL_METRICS and k.isdigit() and int(k) in self.config.ks:
+                if name in RETRIEVAL_METRIC_NAMES and k.isdigit() and int(k) in self.config.ks:
                     rows.append(RetrievalMetric(case_id, int(k), name, float(value)))
         self.store.put_retrieval_metrics(self.run_id, rows)
 
