@@ -93,6 +93,13 @@ class PrefixJudge(Judge, Protocol):
 
 
 @runtime_checkable
+class CappedJudge(Judge, Protocol):
+    input_cap: tuple[int, int]
+    """(most characters of one text, of all contexts together) the judge reads: the runners
+    cut a longer item (``ragjudge.judges.items.cap_item``) and record the cut in its result."""
+
+
+@runtime_checkable
 class BatchedJudge(Judge, Protocol):
     def prepare(self, items: Sequence[JudgeInput]) -> None:
         """Do now, in batches, the work ``judge`` would do for ``items``: afterwards

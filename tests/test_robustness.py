@@ -346,6 +346,27 @@ def test_a_2_mb_document_is_judged_offline_in_bounded_time_with_the_cut_recorded
     assert len(ans.contexts[0]) < 6100 and ans.contexts[0].endswith("[...truncated]")
 
 
+def test_a_judge_that_declares_an_input_cap_reads_the_item_cut():
+    """The runner asks the judge (``protocols.CappedJudge``), not its backend's name."""
+    import asyncio
+
+    import ragjudge
+    from ragjudge.judges.runner import run_judges
+    from ragjudge.prompts import TRUNCATION_MARK
+    from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
+
+    class Lengths(ragjudge.JudgeBase):
+        name, input_cap = "lengths", (10, 12)
+
+        async def _judge(self, item: JudgeInput) -> JudgeResult:
+            return self.result(item, JudgeStatus.ok, score=len(item.contexts[0]) / 100)
+
+    item = JudgeInput(id="x", question="Q?", answer="A.", contexts=["x" * 50, "y" * 5])
+    (res,) = asyncio.run(run_judges([Lengths()], [item], progress=False))["lengths"]
+    assert res.score == (6 + len(TRUNCATION_MARK)) / 100  # each context keeps total // 2
+    assert res.evidence.features["context_chars_dropped"] == 44
+
+
 def test_credentials_in_the_base_url_never_show(fake_llm, capsys, monkeypatch):
     from ragjudge.llm.settings import LLMSettings
 

@@ -49,9 +49,7 @@ def cap_texts(
     return out, cut, dropped
 
 
-def cap_item(
-    item: JudgeInput, per_text: int = OFFLINE_MAX_CHARS, total: int = OFFLINE_MAX_TOTAL
-) -> tuple[JudgeInput, dict[str, float]]:
+def cap_item(item: JudgeInput, per_text: int, total: int) -> tuple[JudgeInput, dict[str, float]]:
     """``item`` with its contexts, answer and reference cut (``cap_texts``) and the features
     recording the cut (empty when nothing was cut): ``truncated`` = 1, ``contexts_truncated``,
     ``context_chars_dropped``, ``answer_chars_dropped``, ``reference_chars_dropped``."""

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from ragjudge.judges.base import conform, precheck, result_backend
 from ragjudge.judges.items import cap_item, record_truncation
-from ragjudge.protocols import BatchedJudge, Judge
+from ragjudge.protocols import BatchedJudge, CappedJudge, Judge
 from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
 
 
@@ -33,16 +33,17 @@ def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
 
 
 def as_read(judge: Judge, item: JudgeInput) -> tuple[JudgeInput, dict[str, float]]:
-    """``item`` as ``judge`` reads it, and the features recording any cut: an offline judge
-    reads it cut to bounded length (bounded work on hostile input, ``items.cap_item``)."""
-    if result_backend(judge) == "offline":
-        return cap_item(item)
+    """``item`` as ``judge`` reads it, and the features recording any cut: a judge that
+    declares an ``input_cap`` (``CappedJudge``: the offline judges) reads it cut to bounded
+    length (bounded work on hostile input, ``items.cap_item``)."""
+    if isinstance(judge, CappedJudge):
+        return cap_item(item, *judge.input_cap)
     return item, {}
 
 
 async def judge_one(judge: Judge, item: JudgeInput) -> JudgeResult:
     """``judge.judge(item)`` after the shared pre-check (``ragjudge.judges.base.precheck``),
-    with an exception turned into a typed result. An offline judge reads the item cut to
+    with an exception turned into a typed result. A ``CappedJudge`` reads the item cut to
     bounded length (``ragjudge.judges.items.cap_item``; the cut is in ``evidence.features``)."""
     skip = precheck(judge, item)
     if skip is not None:

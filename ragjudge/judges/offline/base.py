@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ragjudge.embedding import BF16_SUFFIX
 from ragjudge.judges.base import make_result, precheck
+from ragjudge.judges.items import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL
 from ragjudge.judges.offline.embed import EmbeddingCache, TextRecorder, shared_cache
 from ragjudge.judges.offline.features import TextProfile, profile
 from ragjudge.judges.offline.params import Params, load_params
@@ -37,6 +38,8 @@ class OfflineJudge:
     requires_reference: bool = False
     needs_answer: bool = True
     needs_contexts: bool = True
+    input_cap = (OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL)
+    """What it reads of an item (``protocols.CappedJudge``): bounded work on any input."""
 
     def __init__(
         self,
