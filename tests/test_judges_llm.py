@@ -243,3 +243,34 @@ async def test_runner_turns_a_raising_judge_into_a_typed_result(srv: FakeLLMServ
     assert [r.status for r in out["exploding"]] == [JudgeStatus.provider_error] * 2
     assert "KeyError" in (out["exploding"][0].error or "") and out["exploding"][1].item_id == "b"
     assert [r.status for r in out["answer_relevancy"]] == [JudgeStatus.ok] * 2
+
+
+def test_a_judge_gets_a_client_when_its_factory_takes_one(llm_env: FakeLLMServer) -> None:
+    """build_judges asks each factory, not the backend's name: a plugin backend's judge that
+    takes a client gets one of the run's endpoint; one registered under "llm" that takes none
+    is built without."""
+    from ragjudge.judges import registry
+    from ragjudge.judges.registry import build_judges, register_judge, takes_client
+
+    class Holder:
+        version, requires_reference, needs_answer, needs_contexts = "v1", False, True, False
+
+        def __init__(self, name: str, client: Any = None) -> None:
+            self.name, self.backend, self.client = name, "mine", client
+
+        async def judge(self, item: JudgeInput) -> JudgeResult:
+            raise NotImplementedError
+
+    added = [("asks", "mine"), ("plain", "llm")]
+    register_judge("asks", "mine")(lambda client=None: Holder("asks", client))
+    register_judge("plain", "llm")(lambda: Holder("plain"))
+    try:
+        assert takes_client("asks", "mine") and not takes_client("plain", "llm")
+        assert takes_client("faithfulness", "llm") and not takes_client("faithfulness", "offline")
+        (asks,) = build_judges(["asks"], "mine")
+        (plain, faith) = build_judges(["plain", "faithfulness"], "llm")
+        assert isinstance(asks.client, LLMClient) and plain.client is None
+        assert isinstance(faith.client, LLMClient)
+    finally:
+        for key in added:
+            registry._REGISTRY.pop(key)

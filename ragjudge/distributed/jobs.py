@@ -13,6 +13,7 @@ from ragjudge.distributed import require_ray
 from ragjudge.distributed.cluster import WorkerPool, batches_of, connect
 from ragjudge.distributed.encode import encode_corpus
 from ragjudge.distributed.workers import dense_parts, judge_parts, retriever_parts
+from ragjudge.judges.registry import takes_client
 from ragjudge.schema import Document, JudgeInput, JudgeResult, Ranking
 
 ray = require_ray()
@@ -92,7 +93,7 @@ def judge_on_ray(
     pool = WorkerPool(
         partial(judge_parts, list(names), backend, list(plugins)),
         num_workers,
-        uses_llm=backend != "offline",
+        uses_llm=any(takes_client(n, backend) for n in names),
         concurrency=concurrency,
     )
     try:

@@ -9,6 +9,7 @@ What a judge reads and whether it derives smaller k from k_max are its own decla
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -68,9 +69,9 @@ def default_backend() -> str:
 
 
 def build_judges(names: Sequence[str], backend: str, concurrency: int = 16) -> list[Judge]:
-    """The named judges of ``backend``; LLM-backed ones get one client each (own connection
-    pool; shared ledger, cache and endpoint concurrency limit). Every name is checked before
-    any client is built."""
+    """The named judges of ``backend``; those whose factory takes a client (``takes_client``)
+    get one each (own connection pool; shared ledger, cache and endpoint concurrency limit).
+    Every name is checked before any client is built."""
     known = available()
     for name in names:
         if name not in known:
@@ -79,12 +80,25 @@ def build_judges(names: Sequence[str], backend: str, concurrency: int = 16) -> l
             raise ConfigError(
                 f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
             )
-    if backend in ("llm", "ragas"):
+    wants = [takes_client(name, backend) for name in names]
+    clients: list[Any] = []
+    if any(wants):
         from ragjudge.llm import judge_clients
 
-        clients = judge_clients(len(names), max_concurrency=concurrency)
-        return [create_judge(n, backend, client=c) for n, c in zip(names, clients, strict=True)]
-    return [create_judge(name, backend) for name in names]
+        clients = judge_clients(sum(wants), max_concurrency=concurrency)
+    given = iter(clients)
+    return [
+        create_judge(name, backend, **({"client": next(given)} if want else {}))
+        for name, want in zip(names, wants, strict=True)
+    ]
+
+
+def takes_client(name: str, backend: str) -> bool:
+    """The registered factory of ``name`` on ``backend`` takes an LLM ``client`` (the judge
+    calls an LLM, so a run gives it a client of the run's endpoint, ledger and cache)."""
+    _load_builtins()
+    factory = _REGISTRY.get((name, backend))
+    return factory is not None and "client" in inspect.signature(factory).parameters
 
 
 def create_judge(name: str, backend: str, **options: Any) -> Judge:

@@ -33,8 +33,10 @@ class Components:
 
 
 def _uses_llm(config: SweepConfig) -> bool:
+    from ragjudge.judges.registry import takes_client
+
     return (
-        config.judges.backend in ("llm", "ragas")
+        any(takes_client(n, config.judges.backend) for n in config.judges.names)
         or bool(config.judges.criteria)
         or config.generator.kind == "chat"
         or any(r.spec.startswith("llm") for r in config.rerankers)
@@ -47,7 +49,7 @@ def build_components(config: SweepConfig) -> Components:
     from ragjudge.adapters import as_generator, as_retriever, identity, is_import_path, load_object
     from ragjudge.generate import build_generator
     from ragjudge.judges.llm.criteria import CriteriaJudge
-    from ragjudge.judges.registry import create_judge
+    from ragjudge.judges.registry import create_judge, takes_client
     from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
     from ragjudge.retrieval.pipeline import Stage
 
@@ -85,6 +87,7 @@ def build_components(config: SweepConfig) -> Components:
     backend = config.judges.backend
     clients = iter(judge_llms or [None] * (len(names) + len(criteria)))
     judges: list[Judge] = []
+    llm_judged = bool(criteria)
     for n in names:
         client = next(clients)
         if is_import_path(n):
@@ -92,7 +95,9 @@ def build_components(config: SweepConfig) -> Components:
             judge = conform(obj() if isinstance(obj, type) else obj)
             custom[f"judge:{judge.name}"] = identity(judge)
         else:
-            judge = create_judge(n, backend, **({"client": client} if backend != "offline" else {}))
+            wants = takes_client(n, backend)
+            llm_judged = llm_judged or wants
+            judge = create_judge(n, backend, **({"client": client} if wants else {}))
         judges.append(judge)
     judges += [CriteriaJudge(n, c, client=next(clients)) for n, c in criteria.items()]
     models = RunModels(
@@ -100,7 +105,7 @@ def build_components(config: SweepConfig) -> Components:
         generator=llm.model
         if llm is not None and config.generator.kind == "chat"
         else f"{generator.name}@{generator.version}",
-        judge=llm.model if llm is not None and (backend != "offline" or criteria) else None,
+        judge=llm.model if llm is not None and llm_judged else None,
     )
     prompts = {f"judge:{j.name}": str(j.version) for j in judges}
     prompts["generator"] = str(generator.version)
