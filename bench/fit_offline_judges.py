@@ -51,6 +51,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -247,9 +248,9 @@ def evaluate(params: Params, cache: EmbeddingCache, root: Path, quick: bool) -> 
     prec = OfflineContextPrecisionJudge(params=params, cache=cache)
     rec = OfflineContextRecallJudge(params=params, cache=cache)
     out: dict[str, Any] = {}
-    pairs = L.wikieval_pairs(root)
-    claims = L.expertqa_claims(root)
-    answers = L.haluquestqa_answers(root)
+    pairs = L.wikieval_pairs(root / "wikieval")
+    claims = L.expertqa_claims(root / "expertqa_val")
+    answers = haluquestqa_answers(root)
     if quick:
         claims = claims[::4]
         answers = answers[::4]
@@ -485,7 +486,36 @@ def expertqa_rows(claims: list[L.Claim]) -> list[LabelRow]:
     return rows
 
 
-def haluquestqa_rows(answers: list[L.LongAnswer]) -> list[LabelRow]:
+@dataclass(frozen=True)
+class LongAnswer:
+    """One HaluQuestQA answer with whether experts marked an incomplete-answer or an irrelevant
+    span in it (1 = marked)."""
+
+    question: str
+    answer: str
+    incomplete: int
+    irrelevant: int
+    part: str
+    group: str
+
+
+def haluquestqa_answers(root: Path) -> list[LongAnswer]:
+    """Both answers of every HaluQuestQA question, in file order."""
+    return [
+        LongAnswer(
+            question=r.question,
+            answer=answer,
+            incomplete=int(side in r.incomplete),
+            irrelevant=int(side in r.irrelevant),
+            part=r.part,
+            group=str(r.index),
+        )
+        for r in L.haluquestqa_rows(root / "haluquestqa")
+        for side, answer in zip(("answer1", "answer2"), r.answers, strict=True)
+    ]
+
+
+def haluquestqa_rows(answers: list[LongAnswer]) -> list[LabelRow]:
     """Completeness rows without reference (label 1 = no incomplete-answer span) and answer
     relevancy rows (label 1 = no irrelevance span)."""
     return [
@@ -689,9 +719,9 @@ def squad_rows(root: Path) -> list[LabelRow]:
 
 
 def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
-    pairs = [p for p in L.wikieval_pairs(root) if p.part == "dev"]
-    claims = [c for c in L.expertqa_claims(root) if c.part == "dev"]
-    answers = [a for a in L.haluquestqa_answers(root) if a.part == "dev"]
+    pairs = [p for p in L.wikieval_pairs(root / "wikieval") if p.part == "dev"]
+    claims = [c for c in L.expertqa_claims(root / "expertqa_val") if c.part == "dev"]
+    answers = [a for a in haluquestqa_answers(root) if a.part == "dev"]
     if quick:
         claims, answers = claims[::4], answers[::4]
     sources = {

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from ragjudge.calibrate.labels import load_labels
 from ragjudge.calibrate.public import expertqa_support, haluquestqa, wikieval, write_labels
 
@@ -51,3 +53,28 @@ def test_part_follows_the_offline_judges_split(shared_data: Path) -> None:
     held_q = {i.question for i in held.inputs["faithfulness"]}
     dev_q = {i.question for i in dev.inputs["faithfulness"]}
     assert not held_q & dev_q  # split by question
+
+
+def test_the_public_set_readers_name_the_file_and_line(tmp_path: Path) -> None:
+    """One reader per file (``judges.offline.labelsets``), shared by the agreement analysis and
+    the offline judges' fit: a bad record is an error at its line, never skipped or guessed."""
+    from ragjudge.errors import DataError
+    from ragjudge.judges.offline.labelsets import haluquestqa_rows, wikieval_pairs
+
+    (tmp_path / "wikieval_pairs.jsonl").write_text(
+        '{"id": "1", "dimension": "faithfulness", "question": "Q?", "preferred": "a", '
+        '"rejected": "b", "context": "c"}\n\n{"id": "2", "dimension": "faithfulness"}\n'
+    )
+    with pytest.raises(DataError, match=r"wikieval_pairs\.jsonl:3: record has no 'question'"):
+        wikieval(tmp_path)
+    head = "question_text\tans1_text\tans2_text\tincomplete_ans_label\tirrelevance_label\n"
+    sheet = tmp_path / "HaluQuestQA.csv"
+    sheet.write_text(head + "Q?\tA one.\tA two.\t['answer2']\t\n")
+    (row,) = haluquestqa_rows(tmp_path)
+    assert row.incomplete == {"answer2"} and not row.irrelevant and row.answers[1] == "A two."
+    assert [lab.label for lab in haluquestqa(tmp_path).labels] == ["1", "1", "1", "0"]
+    sheet.write_text(head + "Q?\tA one.\tA two.\t['answer2'\t\n")
+    with pytest.raises(DataError, match=r"HaluQuestQA\.csv:2: not a list of marked answers"):
+        haluquestqa_rows(tmp_path)
+    with pytest.raises(DataError, match=r"file not found"):
+        wikieval_pairs(tmp_path / "missing")

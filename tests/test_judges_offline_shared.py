@@ -28,7 +28,7 @@ def _overlap(claim: str, contexts: tuple[str, ...] | list[str]) -> float:
 async def test_held_out_wikieval_faithfulness_pairwise(shared_data: Path) -> None:
     pairs = [
         p
-        for p in L.wikieval_pairs(shared_data)
+        for p in L.wikieval_pairs(shared_data / "wikieval")
         if p.dimension == "faithfulness" and p.part == "held_out"
     ][:12]
     assert len(pairs) == 12
@@ -47,7 +47,8 @@ async def test_held_out_wikieval_faithfulness_pairwise(shared_data: Path) -> Non
 
 
 def test_held_out_expertqa_support_beats_overlap(shared_data: Path) -> None:
-    claims = [c for c in L.support_claims(L.expertqa_claims(shared_data)) if c.part == "held_out"]
+    claims = L.support_claims(L.expertqa_claims(shared_data / "expertqa_val"))
+    claims = [c for c in claims if c.part == "held_out"]
     claims = claims[:150]
     labels = [c.supported for c in claims]
     assert 0 < sum(labels) < len(labels)

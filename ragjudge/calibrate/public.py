@@ -29,9 +29,7 @@ by question (``dev``, which fitted parameters are fitted on, or ``held_out``).
 
 from __future__ import annotations
 
-import ast
 import csv
-import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -39,8 +37,13 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.errors import DataError
-from ragjudge.judges.offline.labelsets import evidence_passages
+from ragjudge.judges.offline.labelsets import (
+    evidence_passages,
+    expertqa_records,
+    haluquestqa_rows,
+    part_of,
+    wikieval_pairs,
+)
 from ragjudge.schema import JudgeInput, JudgeResult
 from ragjudge.text import split_sentences
 
@@ -50,14 +53,10 @@ T = TypeVar("T")
 Part = Literal["all", "dev", "held_out"]
 
 
-def _in_part(dataset: str, group: str, part: Part) -> bool:
+def _in_part(item_part: str, part: Part) -> bool:
     """The offline judges' fixed split (``ragjudge.judges.offline.labelsets.part_of``): fitted
     parameters are fitted on ``dev``; ``held_out`` is what they can be measured on."""
-    if part == "all":
-        return True
-    from ragjudge.judges.offline.labelsets import part_of
-
-    return part_of(dataset, group) == part
+    return part == "all" or item_part == part
 
 
 class LabelRow(BaseModel):
@@ -82,13 +81,6 @@ class PublicSet(BaseModel):
         self.inputs.setdefault(judge, []).append(item)
 
 
-def _jsonl(path: Path) -> list[dict[str, object]]:
-    if not path.is_file():
-        raise DataError("file not found", path=path)
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
-
-
 def _subsample(rows: Sequence[T], limit: int | None, seed: int) -> list[T]:
     rows = list(rows)
     if limit is None or limit >= len(rows):
@@ -107,15 +99,15 @@ def wikieval(
     folder: str | Path, *, limit: int | None = None, seed: int = 0, part: Part = "all"
 ) -> PublicSet:
     """WikiEval pairs; ``limit`` pairs per dimension (see the module docstring)."""
-    rows = _jsonl(Path(folder) / "wikieval_pairs.jsonl")
+    pairs = wikieval_pairs(Path(folder))
     out = PublicSet(name="wikieval")
     rng = random.Random(seed)
     for dim, judge in _WIKIEVAL_JUDGE.items():
-        for row in _subsample([r for r in rows if r["dimension"] == dim], limit, seed):
-            rid, question = str(row["id"]), str(row["question"])
-            if not _in_part("wikieval", question, part):
+        for pair in _subsample([p for p in pairs if p.dimension == dim], limit, seed):
+            rid, question = pair.id, pair.question
+            if not _in_part(pair.part, part):
                 continue
-            sides = {"pref": str(row["preferred"]), "rej": str(row["rejected"])}
+            sides = {"pref": pair.preferred, "rej": pair.rejected}
             for side, text in sides.items():
                 if dim == "context_relevance":
                     chunks = split_sentences(text) or [text]
@@ -123,7 +115,7 @@ def wikieval(
                         id=f"{rid}/{side}", question=question, answer="", contexts=chunks
                     )
                 else:
-                    contexts = [str(row["context"])] if dim == "faithfulness" else []
+                    contexts = [str(pair.context)] if dim == "faithfulness" else []
                     item = JudgeInput(
                         id=f"{rid}/{side}", question=question, answer=text, contexts=contexts
                     )
@@ -145,40 +137,27 @@ def expertqa_support(
     folder: str | Path, *, limit: int | None = None, seed: int = 0, part: Part = "all"
 ) -> PublicSet:
     """ExpertQA claims with evidence and a Complete/Partial/Incomplete support label."""
-    rows = _jsonl(Path(folder) / "claims_val.jsonl")
-    keep = [r for r in rows if r.get("support") in ("Complete", "Partial", "Incomplete")]
-    keep = [r for r in keep if isinstance(ev := r.get("evidence"), list) and evidence_passages(ev)]
+    records = expertqa_records(Path(folder))
+    keep = [r for r in records if r.support in ("Complete", "Partial", "Incomplete")]
+    keep = [r for r in keep if evidence_passages(r.evidence)]
     out = PublicSet(name="expertqa_support")
     for r in _subsample(keep, limit, seed):
-        if not _in_part("expertqa", str(r["q_index"]), part):
+        if not _in_part(part_of("expertqa", r.q_index), part):
             continue
-        item_id = f"q{r['q_index']}-{r['system']}-c{r['claim_index']}"
-        raw_evidence = r["evidence"]
-        evidence = [str(e) for e in raw_evidence] if isinstance(raw_evidence, list) else []
+        item_id = f"q{r.q_index}-{r.system}-c{r.claim_index}"
         out.add(
             "faithfulness",
-            JudgeInput(
-                id=item_id, question=str(r["question"]), answer=str(r["claim"]), contexts=evidence
-            ),
+            JudgeInput(id=item_id, question=r.question, answer=r.claim, contexts=list(r.evidence)),
         )
         out.labels.append(
             LabelRow(
                 item_id=item_id,
                 dimension="faithfulness",
-                label="1" if r["support"] == "Complete" else "0",
+                label="1" if r.support == "Complete" else "0",
                 scale="binary",
             )
         )
     return out
-
-
-def _marked(cell: str) -> list[str]:
-    """``"['answer1', 'answer1']"`` -> ``['answer1', 'answer1']`` (blank -> [])."""
-    cell = cell.strip()
-    if not cell:
-        return []
-    value = ast.literal_eval(cell)
-    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def haluquestqa(
@@ -190,43 +169,36 @@ def haluquestqa(
     part: Part = "all",
 ) -> PublicSet:
     """HaluQuestQA answers with expert relevance/completeness labels, or preferences."""
-    path = Path(folder) / "HaluQuestQA.csv"
-    if not path.is_file():
-        raise DataError("file not found", path=path)
-    csv.field_size_limit(1 << 30)
-    with path.open(encoding="utf-8", newline="") as fh:
-        rows = list(csv.DictReader(fh, delimiter="\t"))
+    rows = haluquestqa_rows(Path(folder))
     out = PublicSet(name="haluquestqa_preferences" if preferences else "haluquestqa")
-    for idx, r in _subsample(list(enumerate(rows)), limit, seed):
-        if not _in_part("haluquestqa", str(idx), part):
+    for r in _subsample(rows, limit, seed):
+        if not _in_part(r.part, part):
             continue
-        qid = f"hq{idx}"
+        qid = f"hq{r.index}"
         ids = {}
-        for side in ("answer1", "answer2"):
-            n = side[-1]
+        for n, (side, answer) in enumerate(
+            zip(("answer1", "answer2"), r.answers, strict=True), start=1
+        ):
             item_id = f"{qid}/a{n}"
             ids[side] = item_id
-            item = JudgeInput(
-                id=item_id, question=r["question_text"], answer=r[f"ans{n}_text"], contexts=[]
-            )
+            item = JudgeInput(id=item_id, question=r.question, answer=answer, contexts=[])
             out.add("answer_relevancy", item)
             out.add("completeness", item)
             if not preferences:
-                for judge, col in (
-                    ("answer_relevancy", "irrelevance_label"),
-                    ("completeness", "incomplete_ans_label"),
+                for judge, marked in (
+                    ("answer_relevancy", r.irrelevant),
+                    ("completeness", r.incomplete),
                 ):
-                    flagged = side in _marked(r[col])
                     out.labels.append(
                         LabelRow(
                             item_id=item_id,
                             dimension=judge,
-                            label="0" if flagged else "1",
+                            label="0" if side in marked else "1",
                             scale="binary",
                         )
                     )
-        if preferences and r["ans_preference"] in ("Answer 1", "Answer 2"):
-            label = "a" if r["ans_preference"] == "Answer 1" else "b"
+        if preferences and r.preference in ("Answer 1", "Answer 2"):
+            label = "a" if r.preference == "Answer 1" else "b"
             for judge in ("answer_relevancy", "completeness"):
                 out.labels.append(
                     LabelRow(

@@ -1,19 +1,22 @@
-"""Readers for the public human-label sets the offline judges are fitted and measured on.
+"""The one reader of each public human-label file the offline judges are fitted and measured
+on, and the agreement analysis (``ragjudge.calibrate.public``) reads.
 
-The data is not shipped (it lives in ``../shared/data``); these readers turn its files into
-pairs, claims and answers (``bench/fit_offline_judges.py`` makes fitting rows of them), with a
-FIXED split into development and held-out parts: an item's part is ``held_out`` when
-``sha256(f"{set}:{group}")`` mod 100 < ``HELD_OUT_PERCENT``,
-where ``group`` is the question (so no question is in both parts).
+The data is not shipped (it lives in ``../shared/data``); each reader takes the set's folder
+and returns its records, with a FIXED split into development and held-out parts: an item's part
+is ``held_out`` when ``sha256(f"{set}:{group}")`` mod 100 < ``HELD_OUT_PERCENT``, where
+``group`` is the question (so no question is in both parts). A missing file, a line that is
+not JSON or a record without a field it needs is a ``DataError`` naming the file and line.
 
-- ``wikieval_pairs``: 150 pairwise items (faithfulness, answer_relevance, context_relevance).
-- ``expertqa_claims``: claims (citation markers removed, as the judges remove them) with the
-  text of their cited evidence (a citation whose page
-  text the set lacks is dropped); support label Complete = 1, Incomplete / Partial = 0
-  (Missing / N/A and claims left without evidence text are left out of ``support_claims``);
-  informativeness Very relevant = 1, else 0.
-- ``haluquestqa_answers``: each of the two answers of a question, with whether an expert marked an
-  incomplete-answer span in it and whether one marked an irrelevant span.
+- ``wikieval_pairs`` (``wikieval/wikieval_pairs.jsonl``): 150 pairwise items (faithfulness,
+  answer_relevance, context_relevance).
+- ``expertqa_records`` (``expertqa_val/claims_val.jsonl``): each claim as the set gives it;
+  ``expertqa_claims`` reads them as the judges do: citation markers removed, with the text of
+  their cited evidence (a citation whose page text the set lacks is dropped); support label
+  Complete = 1, Incomplete / Partial = 0 (Missing / N/A and claims left without evidence text
+  are left out of ``support_claims``).
+- ``haluquestqa_rows`` (``haluquestqa/HaluQuestQA.csv``, tab-separated): each question with its
+  two answers, which of them experts marked with an incomplete-answer or an irrelevant span,
+  and the preferred one.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from __future__ import annotations
 import ast
 import csv
 import hashlib
-import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from ragjudge.errors import DataError
+from ragjudge.io.rows import existing_file, iter_jsonl
 from ragjudge.judges.offline.segment import strip_citations
 
 HELD_OUT_PERCENT = 30
@@ -53,22 +57,33 @@ class Pair:
     part: Part
 
 
-def wikieval_pairs(root: Path) -> list[Pair]:
+def _records(path: Path) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    yield from iter_jsonl(existing_file(path))
+
+
+def _field(record: Mapping[str, Any], key: str, path: Path, line: int) -> Any:
+    if record.get(key) is None:
+        raise DataError(f"record has no {key!r}", path=path, line=line)
+    return record[key]
+
+
+def wikieval_pairs(folder: Path) -> list[Pair]:
+    """The pairs of ``folder/wikieval_pairs.jsonl``."""
+    path = folder / "wikieval_pairs.jsonl"
     out: list[Pair] = []
-    with (root / "wikieval" / "wikieval_pairs.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            r = json.loads(line)
-            out.append(
-                Pair(
-                    id=r["id"],
-                    dimension=r["dimension"],
-                    question=r["question"],
-                    context=r.get("context"),
-                    preferred=r["preferred"],
-                    rejected=r["rejected"],
-                    part=part_of("wikieval", r["question"]),
-                )
+    for line, r in _records(path):
+        question = str(_field(r, "question", path, line))
+        out.append(
+            Pair(
+                id=str(_field(r, "id", path, line)),
+                dimension=str(_field(r, "dimension", path, line)),
+                question=question,
+                context=None if r.get("context") is None else str(r["context"]),
+                preferred=str(_field(r, "preferred", path, line)),
+                rejected=str(_field(r, "rejected", path, line)),
+                part=part_of("wikieval", question),
             )
+        )
     return out
 
 
@@ -76,8 +91,46 @@ _EVIDENCE_HEAD = re.compile(r"^\[\d+\]\s+\S+\s*")
 
 
 @dataclass(frozen=True)
+class ExpertQARecord:
+    """One line of ExpertQA's ``claims_val.jsonl``, as the set gives it."""
+
+    question: str
+    claim: str
+    evidence: tuple[str, ...]
+    """The cited passages, each headed by its ``[n] URL`` (some are the head alone)."""
+    support: str
+    informativeness: str | None
+    q_index: str
+    system: str
+    claim_index: str
+
+
+def expertqa_records(folder: Path) -> list[ExpertQARecord]:
+    """The records of ``folder/claims_val.jsonl``."""
+    path = folder / "claims_val.jsonl"
+    out: list[ExpertQARecord] = []
+    for line, r in _records(path):
+        raw = r.get("evidence") or []
+        out.append(
+            ExpertQARecord(
+                question=str(_field(r, "question", path, line)),
+                claim=str(_field(r, "claim", path, line)),
+                evidence=tuple(e for e in raw if isinstance(e, str))
+                if isinstance(raw, list)
+                else (),
+                support=str(r.get("support") or ""),
+                informativeness=r.get("informativeness"),
+                q_index=str(_field(r, "q_index", path, line)),
+                system=str(r.get("system", "")),
+                claim_index=str(r.get("claim_index", "")),
+            )
+        )
+    return out
+
+
+@dataclass(frozen=True)
 class Claim:
-    """An ExpertQA claim with its cited evidence and expert labels."""
+    """An ExpertQA claim with its cited evidence and expert labels, as the judges read them."""
 
     question: str
     claim: str
@@ -100,25 +153,20 @@ def evidence_passages(raw: Iterable[object]) -> tuple[str, ...]:
     return tuple(t for t in texts if t)
 
 
-def expertqa_claims(root: Path) -> list[Claim]:
-    out: list[Claim] = []
-    with (root / "expertqa_val" / "claims_val.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            r = json.loads(line)
-            evidence = evidence_passages(r.get("evidence") or [])
-            group = str(r["q_index"])
-            out.append(
-                Claim(
-                    question=r["question"],
-                    claim=strip_citations(r["claim"]),
-                    evidence=evidence,
-                    support=r.get("support") or "",
-                    informativeness=r.get("informativeness"),
-                    part=part_of("expertqa", group),
-                    group=group,
-                )
-            )
-    return out
+def expertqa_claims(folder: Path) -> list[Claim]:
+    """``expertqa_records`` read as the judges read them (see the module docstring)."""
+    return [
+        Claim(
+            question=r.question,
+            claim=strip_citations(r.claim),
+            evidence=evidence_passages(r.evidence),
+            support=r.support,
+            informativeness=r.informativeness,
+            part=part_of("expertqa", r.q_index),
+            group=r.q_index,
+        )
+        for r in expertqa_records(folder)
+    ]
 
 
 def support_claims(claims: list[Claim]) -> list[Claim]:
@@ -127,46 +175,64 @@ def support_claims(claims: list[Claim]) -> list[Claim]:
 
 
 @dataclass(frozen=True)
-class LongAnswer:
-    """A HaluQuestQA answer with the experts' span flags."""
+class HaluQuestQARow:
+    """One question of HaluQuestQA with its two answers and the experts' marks."""
 
+    index: int
+    """The row's position in the file (its group: the split is by question)."""
     question: str
-    answer: str
-    incomplete: int
-    irrelevant: int
-    source: str
-    part: Part
-    group: str
+    answers: tuple[str, str]
+    sources: tuple[str, str]
+    """Who wrote each answer (``ans1_label`` / ``ans2_label``)."""
+    incomplete: frozenset[str]
+    """The answers (``"answer1"``, ``"answer2"``) an expert marked an incomplete-answer span in."""
+    irrelevant: frozenset[str]
+    """The answers an expert marked an irrelevant span in."""
+    preference: str
+    """``ans_preference``: ``"Answer 1"``, ``"Answer 2"`` or another value (no preference)."""
+
+    @property
+    def part(self) -> Part:
+        return part_of("haluquestqa", str(self.index))
 
 
-def _flags(raw: str) -> set[str]:
+def _marked(cell: str, path: Path, line: int) -> frozenset[str]:
+    """``"['answer1', 'answer1']"`` -> ``{"answer1"}`` (blank -> none)."""
     try:
-        value = ast.literal_eval(raw) if raw and raw.strip() else []
+        value = ast.literal_eval(cell) if cell and cell.strip() else []
     except (ValueError, SyntaxError):
-        return set()
-    return {str(v) for v in value} if isinstance(value, list) else set()
+        raise DataError(
+            f"not a list of marked answers: {cell[:60]!r}", path=path, line=line
+        ) from None
+    if not isinstance(value, list):
+        raise DataError(f"not a list of marked answers: {cell[:60]!r}", path=path, line=line)
+    return frozenset(str(v) for v in value)
 
 
-def haluquestqa_answers(root: Path) -> list[LongAnswer]:
+def haluquestqa_rows(folder: Path) -> list[HaluQuestQARow]:
+    """The rows of ``folder/HaluQuestQA.csv`` (tab-separated; its long cells need a raised
+    ``csv.field_size_limit``, set here)."""
+    path = existing_file(folder / "HaluQuestQA.csv")
     csv.field_size_limit(1 << 30)
-    out: list[LongAnswer] = []
-    path = root / "haluquestqa" / "HaluQuestQA.csv"
-    with path.open(newline="", encoding="utf-8") as fh:
-        for n, r in enumerate(csv.DictReader(fh, delimiter="\t")):
-            incomplete = _flags(r.get("incomplete_ans_label") or "")
-            irrelevant = _flags(r.get("irrelevance_label") or "")
-            question = r["question_text"]
-            group = str(n)
-            for which in ("1", "2"):
-                out.append(
-                    LongAnswer(
-                        question=question,
-                        answer=r[f"ans{which}_text"],
-                        incomplete=int(f"answer{which}" in incomplete),
-                        irrelevant=int(f"answer{which}" in irrelevant),
-                        source=r.get(f"ans{which}_label") or "",
-                        part=part_of("haluquestqa", group),
-                        group=group,
-                    )
+    out: list[HaluQuestQARow] = []
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        start = 2
+        for n, r in enumerate(reader):
+            line, start = start, reader.line_num + 1
+            cell = {k: v or "" for k, v in r.items() if isinstance(k, str)}
+            for key in ("question_text", "ans1_text", "ans2_text"):
+                if key not in r:
+                    raise DataError(f"no column {key!r}", path=path, line=line)
+            out.append(
+                HaluQuestQARow(
+                    index=n,
+                    question=cell["question_text"],
+                    answers=(cell["ans1_text"], cell["ans2_text"]),
+                    sources=(cell.get("ans1_label", ""), cell.get("ans2_label", "")),
+                    incomplete=_marked(cell.get("incomplete_ans_label", ""), path, line),
+                    irrelevant=_marked(cell.get("irrelevance_label", ""), path, line),
+                    preference=cell.get("ans_preference", ""),
                 )
+            )
     return out
