@@ -170,6 +170,13 @@ def test_results_jsonl_reads_bare_and_wrapped_records(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="not a judge result") as err:
         from_results_file(bad)
     assert err.value.line == 2
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + r.model_dump_json().encode() + b"\n")
+    assert from_results_file(bom).results == [r]
+    bad.write_text(r.model_dump_json() + "\n[1, 2]\n")
+    with pytest.raises(DataError, match="expected a JSON object") as err:
+        from_results_file(bad)
+    assert err.value.line == 2
 
 
 def test_results_jsonl_reads_judge_command_rows(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ probes and for spot-check sheets), and the run manifest when there is one.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge.errors import DataError
+from ragjudge.io.rows import iter_jsonl
 from ragjudge.judges.items import item_from_row
 from ragjudge.schema import Answer, JudgeInput, JudgeResult, RunManifest
 
@@ -104,35 +104,27 @@ def from_results_file(path: str | Path) -> RunData:
     if not p.is_file():
         raise DataError("results file not found", path=p)
     data = RunData(source=str(p), results=[])
-    with p.open(encoding="utf-8") as fh:
-        for line_no, text in enumerate(fh, start=1):
-            if not text.strip():
+    for line_no, obj in iter_jsonl(p):
+        try:
+            if isinstance(obj.get("judges"), dict):
+                item = str(obj["id"])
+                for name, cell in obj["judges"].items():
+                    data.results.append(_cell_result(item, str(name), cell))
+                found = _answer(obj, item, p, line_no)
+                if found is not None:
+                    answer, judged = found
+                    data.answers[item] = answer
+                    data.questions[answer.case_id] = judged.question
+                    if judged.reference is not None:
+                        data.references[answer.case_id] = judged.reference
                 continue
-            try:
-                obj = json.loads(text)
-                if not isinstance(obj, dict):
-                    raise DataError("expected a JSON object per line", path=p, line=line_no)
-                if isinstance(obj.get("judges"), dict):
-                    item = str(obj["id"])
-                    for name, cell in obj["judges"].items():
-                        data.results.append(_cell_result(item, str(name), cell))
-                    found = _answer(obj, item, p, line_no)
-                    if found is not None:
-                        answer, judged = found
-                        data.answers[item] = answer
-                        data.questions[answer.case_id] = judged.question
-                        if judged.reference is not None:
-                            data.references[answer.case_id] = judged.reference
-                    continue
-                if isinstance(obj.get("result"), dict):
-                    obj = obj["result"]
-                data.results.append(JudgeResult.model_validate(obj))
-            except json.JSONDecodeError as exc:
-                raise DataError(f"not valid JSON: {exc.msg}", path=p, line=line_no) from exc
-            except (ValidationError, KeyError, TypeError, ValueError) as exc:
-                if isinstance(exc, DataError):
-                    raise
-                raise DataError(f"not a judge result: {_why(exc)}", path=p, line=line_no) from exc
+            if isinstance(obj.get("result"), dict):
+                obj = obj["result"]
+            data.results.append(JudgeResult.model_validate(obj))
+        except (ValidationError, KeyError, TypeError, ValueError) as exc:
+            if isinstance(exc, DataError):
+                raise
+            raise DataError(f"not a judge result: {_why(exc)}", path=p, line=line_no) from exc
     return data
 
 
