@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.errors import ConfigError
+from ragjudge.llm import LedgerEntry
 from ragjudge.schema import (
     Answer,
     Evidence,
@@ -91,9 +92,10 @@ def test_round_trip_and_idempotent_writes(tmp_path):
     assert store.rankings("r1")["q1"].doc_ids == ["d1"]
     store.put_retrieval_metrics("r1", [RetrievalMetric("q1", 1, "ndcg", 1.0)] * 2)
     assert store.retrieval_metrics("r1") == [RetrievalMetric("q1", 1, "ndcg", 1.0)]
-    store.append_ledger("r1", [{"calls": 1}, {"calls": 2}])
-    store.append_ledger("r1", [{"calls": 3}])
-    assert [e["calls"] for e in store.ledger("r1")] == [1, 2, 3]
+    entries = [LedgerEntry(kind="call", call_id=str(i), prompt_tokens=i) for i in (1, 2, 3)]
+    store.append_ledger("r1", entries[:2])
+    store.append_ledger("r1", entries[2:])
+    assert store.ledger("r1") == entries
     assert store.counts("r1") == {
         "answers": 1,
         "judge_results": 2,

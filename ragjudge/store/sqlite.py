@@ -25,7 +25,6 @@ write raises ``StateFileError`` naming the file.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -35,6 +34,7 @@ from typing import Any, NamedTuple
 
 from ragjudge.errors import ConfigError, RagjudgeError, sqlite_file_error
 from ragjudge.home import state_path
+from ragjudge.llm.ledger import LedgerEntry
 from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, TestCase
 from ragjudge.store.lock import writer_alive
 
@@ -435,24 +435,22 @@ class RunStore:
         )
         return [RetrievalMetric(c, int(k), m, float(v)) for c, k, m, v in rows]
 
-    def append_ledger(self, run_id: str, entries: Iterable[dict[str, Any]]) -> None:
-        """Append ledger lines (JSON objects) after the run's last one."""
+    def append_ledger(self, run_id: str, entries: Iterable[LedgerEntry]) -> None:
+        """Append ledger entries after the run's last one."""
         with self._tx() as cur:
             (last,) = cur.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM ledger WHERE run_id = ?", (run_id,)
             ).fetchone()
             cur.executemany(
                 "INSERT INTO ledger(run_id, seq, entry) VALUES (?, ?, ?)",
-                [
-                    (run_id, last + i, json.dumps(e, sort_keys=True, default=str))
-                    for i, e in enumerate(entries, start=1)
-                ],
+                [(run_id, last + i, e.model_dump_json()) for i, e in enumerate(entries, start=1)],
             )
 
-    def ledger(self, run_id: str) -> list[dict[str, Any]]:
-        """The run's ledger lines in the order they were written."""
+    def ledger(self, run_id: str) -> list[LedgerEntry]:
+        """The run's ledger entries (``LedgerEntry``: calls and HTTP attempts) in the order they
+        were written."""
         rows = self._query("SELECT entry FROM ledger WHERE run_id = ? ORDER BY seq", (run_id,))
-        return [json.loads(r[0]) for r in rows]
+        return [LedgerEntry.model_validate_json(r[0]) for r in rows]
 
     def counts(self, run_id: str) -> dict[str, int]:
         """Row counts per table for one run (``runs show``, tests of resumption)."""

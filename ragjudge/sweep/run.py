@@ -98,7 +98,7 @@ def _ledger_sink(store: RunStore, run_id: str) -> Callable[[Any], None]:
     """Persist each ledger entry (calls and HTTP attempts) of the run as it is recorded."""
 
     def sink(entry: Any) -> None:
-        store.append_ledger(run_id, [entry.model_dump(mode="json")])
+        store.append_ledger(run_id, [entry])
 
     return sink
 
