@@ -174,6 +174,24 @@ def test_bad_label_rows_name_file_and_line(tmp_path: Path) -> None:
     assert [parse_label(v) for v in ("yes", "0", 0.7, "4", "2", True)] == [1, 0, 1, 1, 0, 1]
 
 
+def test_what_a_label_row_needs_is_what_its_judge_reads(tmp_path: Path) -> None:
+    """The offline judge of a row's dimension declares what it reads (answer, contexts,
+    reference); a row without it is an error at its line."""
+    path = tmp_path / "rows.jsonl"
+    cases = [
+        ({"dimension": "faithfulness", "answer": "A."}, "faithfulness needs contexts"),
+        ({"dimension": "context_recall", "contexts": ["c"]}, "context_recall needs a reference"),
+        ({"dimension": "completeness", "answer": " "}, "completeness needs an answer"),
+    ]
+    for row, message in cases:
+        path.write_text(json.dumps({"question": "Q?", "label": 1} | row) + "\n")
+        with pytest.raises(DataError, match=rf"rows\.jsonl:1: {message}"):
+            read_labels(path)
+    path.write_text(json.dumps({"question": "Q?", "label": 1, "dimension": "context_precision",
+                                "contexts": ["c"]}) + "\n")  # fmt: skip
+    assert read_labels(path)[0].dimension == "context_precision"
+
+
 def test_labels_are_read_as_agree_reads_them(tmp_path: Path) -> None:
     """fit-judges reads a label file through ``calibrate.labels.label_rows``: a quote left open
     is an error at the row's first line (it used to swallow the next row into a cell), and a

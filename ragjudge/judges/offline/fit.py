@@ -57,6 +57,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -93,14 +94,9 @@ from ragjudge.judges.offline.support import (
     short_support_model,
     support_matrix,
 )
+from ragjudge.judges.registry import JUDGE_NAMES, create_judge
+from ragjudge.protocols import Judge
 
-DIMENSIONS = (
-    "faithfulness",
-    "answer_relevancy",
-    "completeness",
-    "context_recall",
-    "context_precision",
-)
 LAMBDA_GRID = (0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0)
 DECISION_MODELS = frozenset({"support", "xenc", "short_support", "aspect", "chunk"})
 _YES = {"1": 1, "yes": 1, "true": 1, "y": 1, "0": 0, "no": 0, "false": 0, "n": 0}
@@ -173,9 +169,11 @@ def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
         return str(value)
 
     dimension = need("dimension")
-    if dimension not in DIMENSIONS:
+    if dimension not in JUDGE_NAMES:
         raise DataError(
-            f"unknown dimension {dimension!r}; known: {', '.join(DIMENSIONS)}", path=path, line=line
+            f"unknown dimension {dimension!r}; known: {', '.join(JUDGE_NAMES)}",
+            path=path,
+            line=line,
         )
     contexts: Any = obj.get("contexts") or []
     if isinstance(contexts, str):
@@ -204,15 +202,21 @@ def _row(obj: dict[str, Any], path: Path, line: int) -> LabelRow:
         group=(str(obj["group"]) if obj.get("group") not in (None, "") else _case_of(obj)),
         weight=weight,
     )
-    if dimension in ("faithfulness", "answer_relevancy", "completeness") and not (
-        row.answer.strip() or row.claim
-    ):
+    judge = _offline_judge(dimension)
+    if judge.needs_answer and not (row.answer.strip() or row.claim):
         raise DataError(f"{dimension} needs an answer", path=path, line=line)
-    if dimension in ("faithfulness", "context_recall", "context_precision") and not contexts:
+    if judge.needs_contexts and not contexts:
         raise DataError(f"{dimension} needs contexts", path=path, line=line)
-    if dimension == "context_recall" and not row.reference:
-        raise DataError("context_recall needs a reference", path=path, line=line)
+    if judge.requires_reference and not row.reference:
+        raise DataError(f"{dimension} needs a reference", path=path, line=line)
     return row
+
+
+@lru_cache(maxsize=len(JUDGE_NAMES))
+def _offline_judge(dimension: str) -> Judge:
+    """The offline judge a label row of ``dimension`` fits: what it reads (answer, contexts,
+    reference) is its own declaration."""
+    return create_judge(dimension, "offline")
 
 
 def read_labels(path: Path, *, blank: list[int] | None = None) -> list[LabelRow]:
