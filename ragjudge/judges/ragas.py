@@ -38,13 +38,26 @@ from ragjudge.judges.registry import register_judge
 from ragjudge.llm.types import LLMError
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus, PromptRef, TokenUsage
 
+
+@dataclass(frozen=True)
+class RagasMetric:
+    """The ragas metric behind one judge name, and what the judge declares of it."""
+
+    metric: str
+    """The class in ``ragas.metrics``."""
+    needs_answer: bool
+    needs_contexts: bool
+    requires_reference: bool
+    nan_status: JudgeStatus = JudgeStatus.parse_error
+    """What a NaN score means (ragas' Faithfulness gives NaN for an answer with no claims)."""
+
+
 METRICS = {
-    "faithfulness": "Faithfulness",
-    "answer_relevancy": "ResponseRelevancy",
-    "context_recall": "ContextRecall",
-    "context_precision": "LLMContextPrecisionWithReference",
+    "faithfulness": RagasMetric("Faithfulness", True, True, False, JudgeStatus.no_claims),
+    "answer_relevancy": RagasMetric("ResponseRelevancy", True, False, False),
+    "context_recall": RagasMetric("ContextRecall", False, True, True),
+    "context_precision": RagasMetric("LLMContextPrecisionWithReference", False, True, True),
 }
-NEEDS_REFERENCE = frozenset({"context_recall", "context_precision"})
 
 _USAGE: contextvars.ContextVar[list[TokenUsage] | None] = contextvars.ContextVar(
     "ragjudge_ragas_usage", default=None
@@ -202,9 +215,11 @@ class RagasJudge:
         ragas = import_ragas()
         self.name = name
         self.version = f"ragas-{ragas.__version__}"
-        self.requires_reference = name in NEEDS_REFERENCE
-        self.needs_answer = name in ("faithfulness", "answer_relevancy")
-        self.needs_contexts = name != "answer_relevancy"
+        spec = METRICS[name]
+        self.spec = spec
+        self.requires_reference = spec.requires_reference
+        self.needs_answer = spec.needs_answer
+        self.needs_contexts = spec.needs_contexts
         if client is None:
             from ragjudge.llm import default_client
 
@@ -217,7 +232,7 @@ class RagasJudge:
             import ragas.metrics as rm
             from ragas.run_config import RunConfig
 
-            metric = getattr(rm, METRICS[name])()
+            metric = getattr(rm, spec.metric)()
         # ragjudge's client already retries failed requests; ragas retrying on top of it
         # would multiply the calls (and wait up to a minute per attempt), so it never does
         run_config = RunConfig(max_retries=1)
@@ -250,7 +265,7 @@ class RagasJudge:
                 item,
                 JudgeStatus.skipped_missing_reference,
                 TokenUsage(),
-                error=f"ragas {METRICS[self.name]} needs a reference answer",
+                error=f"ragas {self.spec.metric} needs a reference answer",
             )
         sink: list[TokenUsage] = []
         token = _USAGE.set(sink)
@@ -274,16 +289,13 @@ class RagasJudge:
         usage = sum(sink, TokenUsage())
         score = float(value) if value is not None else math.nan
         if math.isnan(score):
-            status = (
-                JudgeStatus.no_claims if self.name == "faithfulness" else JudgeStatus.parse_error
-            )
-            return self._result(item, status, usage, error="ragas returned NaN")
+            return self._result(item, self.spec.nan_status, usage, error="ragas returned NaN")
         return self._result(
             item,
             JudgeStatus.ok,
             usage,
             score=min(1.0, max(0.0, score)),
-            evidence=Evidence(explanation=f"ragas {METRICS[self.name]}"),
+            evidence=Evidence(explanation=f"ragas {self.spec.metric}"),
         )
 
 
