@@ -367,6 +367,62 @@ def test_a_judge_that_declares_an_input_cap_reads_the_item_cut():
     assert res.evidence.features["context_chars_dropped"] == 44
 
 
+def test_redact_removes_every_form_of_a_secret(monkeypatch):
+    import base64
+
+    from ragjudge.llm.settings import LLMSettings, error_text, redact, redact_url
+
+    assert redact_url("http://u:p@ss@127.0.0.1:8/v1 down") == "http://***@127.0.0.1:8/v1 down"
+    assert redact_url("u:hunter22@10.1.2.3:8/v1") == "***@10.1.2.3:8/v1"
+    assert redact_url("https://h/v1?api-key=abc123&v=2") == "https://h/v1?api-key=***&v=2"
+    assert redact_url("write to ada@example.org") == "write to ada@example.org"
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-canary-1")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://user:{SECRET}@127.0.0.1:9/v1")
+    LLMSettings(api_key="sk-made-canary-2")  # type: ignore[arg-type]
+    basic = base64.b64encode(f"user:{SECRET}".encode()).decode()
+    echoed = f"401: Bearer sk-env-canary-1 / sk-made-canary-2 / Basic {basic} / {SECRET}"
+    assert redact(echoed) == "401: Bearer *** / *** / Basic *** / ***"
+    assert error_text(RuntimeError(echoed)) == "RuntimeError: " + redact(echoed)
+
+
+def test_an_endpoint_that_echoes_the_key_leaves_no_trace(tmp_path, capsys, monkeypatch):
+    """An endpoint may echo the Authorization header in its error body: the key is masked in
+    the error line, the rows written and the run store."""
+    import http.server
+    import json
+    import threading
+
+    class Echo(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.dumps({"error": {"message": f"bad key {self.headers['Authorization']}"}})
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    key = "sk-echoed-canary-42"
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+    monkeypatch.setenv("RAGJUDGE_MAX_ATTEMPTS", "1")
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text('{"id": "a", "question": "Q?", "answer": "A.", "contexts": ["A."]}\n')
+    out = tmp_path / "out.jsonl"
+    try:
+        code, text = run_cli(
+            ["judge", "--input", str(rows), "--judges", "faithfulness", "--output", str(out)],
+            capsys,
+        )
+    finally:
+        server.shutdown()
+    assert code == 2 and "bad key Bearer ***" in text, text
+    assert key not in text and key not in out.read_text() and "bad key" in out.read_text()
+
+
 def test_credentials_in_the_base_url_never_show(fake_llm, capsys, monkeypatch):
     from ragjudge.llm.settings import LLMSettings
 

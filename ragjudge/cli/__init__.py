@@ -84,12 +84,12 @@ def _where(exc: BaseException) -> str:
 
 
 def _fail(message: str) -> NoReturn:
-    """Print ``error: message`` (credentials in URLs redacted) on one line and exit 2."""
+    """Print ``error: message`` (secrets redacted: ``settings.redact``) on one line and exit 2."""
     from rich.markup import escape
 
-    from ragjudge.llm.settings import redact_url
+    from ragjudge.llm.settings import redact
 
-    text = escape(redact_url(message))
+    text = escape(redact(message))
     err_console.print(f"[bold red]error:[/] {text}", highlight=False, soft_wrap=True)
     sys.exit(2)
 

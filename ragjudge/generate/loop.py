@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 
 from ragjudge.errors import DataError
+from ragjudge.llm.settings import error_text
 from ragjudge.protocols import Generator
 from ragjudge.schema import Answer, Document, Ranking, TestCase
 
@@ -69,7 +70,7 @@ async def generate_answers(
                     context_ids=[d.id for d in contexts],
                     contexts=[d.text for d in contexts],
                     generator=generator.name,
-                    error=f"{type(exc).__name__}: {exc}"[:2000],
+                    error=error_text(exc),
                 )
 
     await asyncio.gather(*(run(key, *args) for key, args in todo.items()))

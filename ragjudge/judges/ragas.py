@@ -35,6 +35,7 @@ from typing import Any
 from ragjudge.errors import ConfigError
 from ragjudge.generate.chat import ChatClient
 from ragjudge.judges.registry import register_judge
+from ragjudge.llm.settings import error_text
 from ragjudge.llm.types import LLMError
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus, PromptRef, TokenUsage
 
@@ -281,9 +282,7 @@ class RagasJudge:
                 if "OutputParser" in type(exc).__name__
                 else JudgeStatus.provider_error
             )
-            return self._result(
-                item, kind, sum(sink, TokenUsage()), error=f"{type(exc).__name__}: {exc}"[:2000]
-            )
+            return self._result(item, kind, sum(sink, TokenUsage()), error=error_text(exc))
         finally:
             _USAGE.reset(token)
         usage = sum(sink, TokenUsage())

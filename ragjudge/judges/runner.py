@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 
 from ragjudge.judges.base import conform, precheck, result_backend
 from ragjudge.judges.items import cap_item, record_truncation
+from ragjudge.llm.settings import error_text
 from ragjudge.protocols import BatchedJudge, CappedJudge, Judge
 from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
 
@@ -28,7 +29,7 @@ def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
         item_id=item.id,
         score=None,
         status=JudgeStatus.provider_error,
-        error=f"judge raised {type(exc).__name__}: {exc}"[:2000],
+        error=f"judge raised {error_text(exc)}",
     )
 
 

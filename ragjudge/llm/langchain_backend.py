@@ -15,6 +15,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.llm.backend import BackendError, Completion
+from ragjudge.llm.settings import error_text
 from ragjudge.llm.types import ErrorKind
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ class LangChainBackend:
                 kind: ErrorKind = "rate_limited" if "ratelimit" in name else "provider_error"
                 raise BackendError(
                     kind,
-                    f"{self.endpoint}: {type(exc).__name__}: {exc}",
+                    f"{self.endpoint}: {error_text(exc)}",
                     retryable=transient,
                     overloaded=kind == "rate_limited",
                 ) from None

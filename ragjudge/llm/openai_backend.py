@@ -10,7 +10,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.llm.backend import BackendError, Completion
-from ragjudge.llm.settings import LLMSettings, redact_url
+from ragjudge.llm.settings import LLMSettings, redact
 
 if TYPE_CHECKING:
     import httpx
@@ -124,7 +124,7 @@ class OpenAIBackend:
             raise BackendError(
                 "provider_error",
                 f"malformed response from {self.endpoint}: {type(exc).__name__}: "
-                f"{redact_url(str(exc))}",
+                f"{redact(str(exc))}",
                 retryable=True,
             ) from None
         if not getattr(resp, "choices", None):
@@ -154,7 +154,7 @@ class OpenAIBackend:
             )
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
-            why = redact_url(f"{type(cause).__name__}: {cause}" if cause else str(exc))
+            why = redact(f"{type(cause).__name__}: {cause}" if cause else str(exc))
             return BackendError(
                 "provider_error",
                 f"cannot reach the LLM endpoint {url} ({why}); is the server running? "
@@ -162,9 +162,9 @@ class OpenAIBackend:
                 retryable=True,
             )
         if not isinstance(exc, openai.APIStatusError):
-            return BackendError("provider_error", f"{url}: {redact_url(str(exc))}", retryable=True)
+            return BackendError("provider_error", f"{url}: {redact(str(exc))}", retryable=True)
         status = exc.status_code
-        detail = redact_url(_detail(exc))
+        detail = redact(_detail(exc))
         low = detail.lower()
         wait = retry_after(exc.response.headers)
         if status == 429:

@@ -3,11 +3,14 @@
 Precedence: explicit overrides > ``RAGJUDGE_*`` variables > ``OPENAI_*`` variables > defaults.
 The API key is a ``SecretStr``: it is never printed, logged, cached or stored (``repr`` and
 ``safe_dict`` hide it). Credentials written into the base URL (``https://user:key@host/v1``)
-are used for the connection only: every printed or stored form is ``display_url``.
+are used for the connection only: every printed or stored form is ``display_url``. Error text
+from outside (an endpoint's reply, an exception of a generator or judge) passes through
+``redact``, which also removes the keys themselves, wherever they appear.
 """
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 from typing import Any, Literal
@@ -51,14 +54,67 @@ def endpoint_env() -> dict[str, str]:
     return {n: os.environ[n] for names in _ENV.values() for n in names if os.environ.get(n)}
 
 
-_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#@\s]+@")
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
+"""A URL's user info, up to the last ``@`` before its path (a password may hold ``@``)."""
+_BARE_USERINFO = re.compile(r"(?<![\w/:@.-])[\w.~%!$&'()*+,;=-]+:[^\s/@]+@(?=[\w\[])")
+"""``user:password@host`` written without a scheme."""
+_SECRET_PARAM = re.compile(
+    r"(?i)([?&#](?:[\w.-]*(?:key|token|secret|password|passwd|sig|signature|auth)[\w.-]*)=)[^&#\s]+"
+)
+"""A query parameter that carries a credential (``?api-key=...``, ``&sig=...``)."""
+_SECRETS: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` (an API key, a URL password) so that ``redact`` removes it from any
+    text; values shorter than 4 characters are not secrets worth matching."""
+    if value and len(value) >= 4 and value != NO_KEY:
+        _SECRETS.add(value)
+
+
+def _url_secrets(url: str) -> None:
+    """Register a base URL's password, its ``user:password`` and that pair as HTTP Basic sends it
+    (base64), which an endpoint may echo back in an error."""
+    parts = urlparse(url if "://" in url else f"http://{url}")
+    if parts.password:
+        userinfo = f"{parts.username or ''}:{parts.password}"
+        for value in (parts.password, userinfo, base64.b64encode(userinfo.encode()).decode()):
+            register_secret(value)
 
 
 def redact_url(text: str) -> str:
     """``text`` with the credentials of every URL in it replaced: ``https://user:key@host/v1``
-    -> ``https://***@host/v1``. Used wherever a base URL is printed or stored (settings shown by
-    ``llm check``, endpoint names in errors, ledgers and limiter keys, error lines)."""
-    return _USERINFO.sub(r"\1***@", text)
+    -> ``https://***@host/v1`` (a password holding ``@`` too, and ``user:key@host`` without a
+    scheme), and credential query values (``?api-key=...``) -> ``?api-key=***``. Used wherever
+    a base URL is printed or stored (settings shown by ``llm check``, endpoint names in errors,
+    ledgers and limiter keys, error lines)."""
+    text = _USERINFO.sub(r"\1***@", text)
+    text = _BARE_USERINFO.sub("***@", text)
+    return _SECRET_PARAM.sub(r"\1***", text)
+
+
+def redact(text: str) -> str:
+    """``redact_url(text)`` with every secret this process knows removed besides: the API keys
+    and base-URL credentials of the environment and of every ``LLMSettings`` made (registered
+    when made), also as HTTP Basic encodes them. What every error line, stored error and log
+    passes through: an endpoint may echo the key in its error body."""
+    for names in (_ENV["api_key"], _ENV["base_url"]):
+        for name in names:
+            value = os.environ.get(name)
+            if value and name in _ENV["api_key"]:
+                register_secret(value)
+            elif value:
+                _url_secrets(value)
+    for secret in sorted(_SECRETS, key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return redact_url(text)
+
+
+def error_text(exc: BaseException, limit: int = 2000) -> str:
+    """``"Type: message"`` of an exception raised by a part the run does not control (a
+    generator, a judge, ragas, LangChain), ``redact``ed and cut to ``limit`` characters: the form
+    stored in a result's ``error``."""
+    return redact(f"{type(exc).__name__}: {exc}")[:limit]
 
 
 def _is_local(url: str) -> bool:
@@ -135,6 +191,12 @@ class LLMSettings(BaseModel):
             for names in (_ENV["base_url"], _ENV["api_key"])
             for name in names
         )
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Register the key and the URL credentials with ``redact``."""
+        if self.api_key is not None:
+            register_secret(self.api_key.get_secret_value())
+        _url_secrets(self.base_url)
 
     def __repr_args__(self) -> Any:
         for name, value in super().__repr_args__():
