@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 
 class RagjudgeError(Exception):
@@ -26,6 +27,15 @@ class DataError(RagjudgeError):
         if self.path is not None:
             where = f"{self.path}:{line}: " if line is not None else f"{self.path}: "
         super().__init__(f"{where}{message}")
+
+
+def first_problem(exc: Any) -> str:
+    """``key.path: message`` of the first problem of a pydantic ``ValidationError``, on one
+    line: the part of an error message that names what is wrong."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"])
+    msg = str(first["msg"]).removeprefix("Value error, ")
+    return f"{where}: {msg}" if where else msg
 
 
 class StateFileError(RagjudgeError):

@@ -236,3 +236,10 @@ def test_a_label_file_may_start_with_a_byte_order_mark(tmp_path: Path) -> None:
     sheet.write_bytes(b"\xef\xbb\xbfitem_id,dimension,label\nq1@k1,faithfulness,1\n")
     for path in (jsonl, sheet):
         assert [lab.item_id for lab in load_labels(path).labels] == ["q1@k1"]
+
+
+def test_a_label_file_in_another_encoding_is_named(tmp_path: Path) -> None:
+    sheet = tmp_path / "labels.csv"
+    sheet.write_bytes("item_id,dimension,label\nq1@k1,faithfulness,1\n".encode("utf-16"))
+    with pytest.raises(DataError, match=r"labels\.csv:1: not valid UTF-8"):
+        load_labels(sheet)

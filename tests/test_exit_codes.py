@@ -116,6 +116,12 @@ def test_every_command_refuses_an_unknown_option_with_exit_2(capsys):
         code, text = run_cli([*path, "--no-such-option"], capsys)
         assert code == 2 and "No such option: --no-such-option" in text, (path, text)
         assert "Traceback" not in text and "internal error" not in text
+        assert len(text.strip().splitlines()) == 1, text
+    code, text = run_cli(["testset", "--corpus", "c", "--max-cost", "nan"], capsys)
+    assert code == 2 and text.strip() == (
+        "error: ragjudge testset: Invalid value for '--max-cost': Input should be greater than "
+        "or equal to 0 (see ragjudge testset --help)"
+    )
 
 
 def test_every_help_prints_its_text_as_written(capsys, monkeypatch):

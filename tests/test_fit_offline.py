@@ -159,6 +159,10 @@ def test_env_var_selects_params(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     load_params().model_copy(update={"version": "env-7"}).save(path)
     monkeypatch.setenv("RAGJUDGE_OFFLINE_PARAMS", str(path))
     assert "+env-7." in OfflineFaithfulnessJudge().version
+    path.write_text('{"version": 3}')
+    with pytest.raises(ConfigError, match=r"p\.json: not offline judge parameters \(") as err:
+        OfflineFaithfulnessJudge()
+    assert "\n" not in str(err.value)
 
 
 def test_bad_label_rows_name_file_and_line(tmp_path: Path) -> None:

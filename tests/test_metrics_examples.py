@@ -84,6 +84,20 @@ def test_dcg_and_ndcg_worked_examples_use_exponential_gain() -> None:
     assert round(report.mean["ndcg_linear@3"], 2) == 0.82
 
 
+def test_ndcg_is_finite_for_any_grade() -> None:
+    """2^g overflows past g = 1023; NDCG scales the gains by the top grade and stays exact."""
+    huge = {"a": 99_999, "b": 1}
+    assert ndcg_at_k(["a", "b"], huge, 2) == 1.0
+    assert 0.0 <= ndcg_at_k(["b", "a"], huge, 2) < 0.7
+    small = {"a": 3, "b": 1}
+    assert ndcg_at_k(["b", "a"], small, 2) == pytest.approx(
+        (1 + 7 / math.log2(3)) / (7 + 1 / math.log2(3))
+    )
+    report = evaluate_rankings({"q": huge}, {"q": _ranking("q", ["b", "a"])}, ks=[1, 2])
+    assert report.mean["ndcg@1"] == 0.0 and 0.0 <= report.mean["ndcg@2"] < 0.7
+    assert math.isfinite(report.mean["ndcg@2"])
+
+
 def test_edge_cases_of_the_definitions() -> None:
     grades = {"a": 2, "b": 1, "n": 0, "neg": -1}
     # P@k divides by k even when fewer documents were retrieved.

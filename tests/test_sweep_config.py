@@ -129,3 +129,13 @@ def test_a_stored_config_is_validated_as_a_file_is(tmp_path, capsys, _isolated_h
     code, text = run_cli(["sweep", "--resume", "20260101-old"], capsys)
     assert code == 2 and "Traceback" not in text and "internal error" not in text
     assert "run 20260101-old (its stored configuration): unknown key 'retired_option'" in text
+
+
+@pytest.mark.parametrize("value", [".inf", ".nan", "-.inf"])
+def test_a_number_that_is_not_finite_is_refused(tmp_path, value):
+    path = tmp_path / "sweep.yaml"
+    path.write_text(
+        f"dataset: {{path: .}}\nks: [1, 2]\nobjective:\n  weights: {{faithfulness: {value}}}\n"
+    )
+    with pytest.raises(ConfigError, match=r"sweep\.yaml:4: objective\.weights\.faithfulness: "):
+        load_config(path)

@@ -152,6 +152,8 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         except csv.Error as exc:
             hint = "; is a quote left open?" if "end of data" in str(exc) else ""
             raise DataError(f"malformed CSV: {exc}{hint}", path=path, line=start) from None
+        except UnicodeDecodeError as exc:
+            raise DataError(f"not valid UTF-8 ({exc.reason})", path=path, line=start) from None
 
 
 def _text(row: dict[str, Any], key: str) -> str:

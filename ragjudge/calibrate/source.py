@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragjudge.errors import DataError
+from ragjudge.errors import DataError, first_problem
 from ragjudge.io.rows import iter_jsonl
 from ragjudge.judges.items import item_from_row
 from ragjudge.schema import Answer, JudgeInput, JudgeResult, RunManifest
@@ -130,9 +130,7 @@ def from_results_file(path: str | Path) -> RunData:
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        where = ".".join(str(x) for x in first["loc"]) or "record"
-        return f"{where}: {first['msg']}"
+        return first_problem(exc)
     if isinstance(exc, KeyError):
         return f"missing {exc}"
     return str(exc)

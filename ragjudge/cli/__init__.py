@@ -122,8 +122,6 @@ def main(argv: list[str] | None = None) -> None:
     import os
     import warnings
 
-    import click
-
     warnings.showwarning = _show_warning
     try:
         # Without standalone mode click returns (not raises) the code of a typer.Exit.
@@ -133,17 +131,23 @@ def main(argv: list[str] | None = None) -> None:
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
-    except (click.ClickException, typer.TyperException) as exc:  # usage errors (typer's click)
-        show = getattr(exc, "show", None)
-        if show is None:
-            _fail(str(exc))
-        show()
-        sys.exit(2)
+    except typer.TyperException as exc:  # a bad option or value (typer's click): one line
+        _fail(_usage_error(exc))
     except Exception as exc:
         if os.environ.get("RAGJUDGE_DEBUG", "").strip() not in ("", "0"):
             raise
         _fail(_describe(exc))
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_error(exc: Exception) -> str:
+    """``ragjudge CMD: what is wrong (see ragjudge CMD --help)`` for a usage error, which names
+    the option or value at fault."""
+    message = getattr(exc, "format_message", lambda: str(exc))()
+    ctx = getattr(exc, "ctx", None)
+    words = ["ragjudge", *(ctx.command_path.split()[1:] if ctx is not None else [])]
+    path = " ".join(words)
+    return f"{path}: {message} (see {path} --help)"
 
 
 def _describe(exc: Exception) -> str:

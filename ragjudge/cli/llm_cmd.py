@@ -117,9 +117,9 @@ def dry_run_cmd(
         ..., help='JSONL: one planned call per line, {"messages": [...]} or a list of messages.'
     ),
     model: str | None = typer.Option(None, help="Model to price (default: RAGJUDGE_MODEL)."),
-    completion_tokens: int = typer.Option(256, help="Expected completion tokens per call."),
+    completion_tokens: int = typer.Option(256, min=0, help="Expected completion tokens per call."),
     prices: Path | None = typer.Option(None, help="Price table (JSON/YAML) over the defaults."),
-    context_window: int | None = typer.Option(None, help="Count calls over this window."),
+    context_window: int | None = typer.Option(None, min=1, help="Count calls over this window."),
 ) -> None:
     """Estimate tokens and cost of a planned set of calls before sending anything."""
     from ragjudge.llm import LLMSettings, PriceTable, dry_run

@@ -102,10 +102,10 @@ def testset(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the passage order and templates."),
     max_calls: int | None = typer.Option(
-        None, "--max-calls", help="Stop (exit 3) before sending more LLM calls than this."
+        None, "--max-calls", min=0, help="Stop (exit 3) before sending more LLM calls than this."
     ),
     max_cost: float | None = typer.Option(
-        None, "--max-cost", help="Stop (exit 3) before spending more than this many USD."
+        None, "--max-cost", min=0.0, help="Stop (exit 3) before spending more than this many USD."
     ),
     describe: Path | None = typer.Option(
         None, "--describe", help="Describe this test set folder instead of generating one."

@@ -16,18 +16,18 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ragjudge.errors import ConfigError, DataError
+from ragjudge.errors import ConfigError, DataError, first_problem
 from ragjudge.schema import TokenUsage
 
 EntryKind = Literal["call", "attempt"]
 
 
 class Price(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    input: float = 0.0
+    input: float = Field(0.0, ge=0.0)
     """USD per million prompt tokens."""
-    output: float = 0.0
+    output: float = Field(0.0, ge=0.0)
     """USD per million completion tokens."""
 
 
@@ -63,7 +63,18 @@ class PriceTable(BaseModel):
                 raw, _ = load_yaml(p, "price table")
             else:
                 raw = json.loads(p.read_text(encoding="utf-8"))
-            extra = {str(k): Price.model_validate(v) for k, v in dict(raw).items()}
+            if not isinstance(raw, dict):
+                raise ConfigError(
+                    f"price table {p}: expected a mapping of model to "
+                    "{input: usd_per_million, output: usd_per_million}"
+                )
+            extra = {}
+            for model, value in raw.items():
+                try:
+                    extra[str(model)] = Price.model_validate(value)
+                except ValidationError as exc:
+                    why = first_problem(exc)
+                    raise ConfigError(f"price table {p}: {model}: {why}") from None
         except (OSError, ValueError, TypeError) as exc:
             raise ConfigError(f"price table {p}: {exc}") from None
         return cls(prices={**DEFAULT_PRICES, **extra})
@@ -221,9 +232,7 @@ class Ledger:
                 try:
                     entries.append(LedgerEntry.model_validate_json(text))
                 except ValidationError as exc:
-                    first = exc.errors()[0]
-                    where = ".".join(str(p) for p in first["loc"])
-                    what = f"{where}: {first['msg']}" if where else first["msg"]
+                    what = first_problem(exc)
                     raise DataError(f"not a ledger entry ({what})", path=path, line=i) from None
         return entries
 

@@ -123,6 +123,11 @@ def _padded_cumsum(
     return np.cumsum(mat, axis=1)
 
 
+def _gains(grades: np.ndarray, top: np.ndarray) -> np.ndarray:
+    """Exponential gains 2^g - 1 scaled by 2^-top (0 for a grade <= 0)."""
+    return np.where(grades > 0, np.exp2(grades - top) - np.exp2(-top), 0.0)
+
+
 def _at(cum: np.ndarray, k: int) -> np.ndarray:
     """Column k-1 of row-wise running sums (the last column when k exceeds the width)."""
     if cum.shape[1] == 0:
@@ -167,14 +172,17 @@ def _compute(
     disc = 1.0 / np.log2(pos + 2.0)
     ideal_disc = 1.0 / np.log2(ideal_pos + 2.0)
     lin = np.maximum(grades, 0).astype(float)
+    # Exponential gains scaled by 2^-m, m the query's highest grade: the same NDCG, finite for
+    # any grade (2^g overflows past g = 1023).
+    top = np.array([x[0] if x else 0 for x in ideal], dtype=float)
     dcg = {
         "ndcg_linear": _padded_cumsum(lin * disc, qpos, pos, shape),
-        "ndcg": _padded_cumsum((np.exp2(lin) - 1.0) * disc, qpos, pos, shape),
+        "ndcg": _padded_cumsum(_gains(lin, top[qpos]) * disc, qpos, pos, shape),
     }
     idcg = {
         "ndcg_linear": _padded_cumsum(ideal_grades * ideal_disc, ideal_q, ideal_pos, shape),
         "ndcg": _padded_cumsum(
-            (np.exp2(ideal_grades) - 1.0) * ideal_disc, ideal_q, ideal_pos, shape
+            _gains(ideal_grades, top[ideal_q]) * ideal_disc, ideal_q, ideal_pos, shape
         ),
     }
 

@@ -59,7 +59,9 @@ RETRIEVAL_METRIC_NAMES = ("precision", "recall", "ndcg", "hit_rate", "mrr")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    """Unknown keys are errors, and so is a number that is not finite (``.inf``, ``.nan``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class DatasetConfig(_Strict):

@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from ragjudge.errors import DataError
+from ragjudge.errors import DataError, first_problem
 from ragjudge.schema import TestSet
 
 from .models import Manifest
@@ -128,7 +128,4 @@ def read_manifest(path: Path) -> Manifest:
     except OSError as exc:
         raise DataError(f"cannot read the test set manifest: {exc}", path=path) from None
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"])
-        what = f"{where}: {first['msg']}" if where else first["msg"]
-        raise DataError(f"not a test set manifest ({what})", path=path) from None
+        raise DataError(f"not a test set manifest ({first_problem(exc)})", path=path) from None

@@ -45,8 +45,11 @@ def check_mix(mix: dict[str, float], source: str = "mix") -> dict[str, float]:
             raise ConfigError(
                 f"{source}: unknown question type {key!r}; known types: {', '.join(QUESTION_TYPES)}"
             )
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
-            raise ConfigError(f"{source}: weight of {key!r} must be a number >= 0, got {weight!r}")
+        number = isinstance(weight, int | float) and not isinstance(weight, bool)
+        if not number or not math.isfinite(weight) or weight < 0:
+            raise ConfigError(
+                f"{source}: weight of {key!r} must be a finite number >= 0, got {weight!r}"
+            )
         out[key] = float(weight)
     if sum(out.values()) <= 0:
         raise ConfigError(f"{source}: every weight is 0; give at least one type a weight > 0")

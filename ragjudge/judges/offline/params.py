@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, first_problem
 from ragjudge.judges.offline.features import (
     ASPECT_FEATURES,
     CHUNK_FEATURES,
@@ -159,8 +159,10 @@ def _load(path: str, mtime: float) -> Params:
     del mtime  # part of the cache key: a rewritten file is read again
     try:
         return Params.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: not offline judge parameters ({first_problem(exc)})") from None
     except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot read offline judge parameters {path}: {exc}") from exc
+        raise ConfigError(f"cannot read offline judge parameters {path}: {exc}") from None
 
 
 def load_params(path: str | Path | None = None) -> Params:
