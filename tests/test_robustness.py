@@ -434,3 +434,32 @@ def test_credentials_in_the_base_url_never_show(fake_llm, capsys, monkeypatch):
     code, text = run_cli(["llm", "check"], capsys)
     assert code == 0, text
     assert "http://***@127.0.0.1" in text and SECRET not in text
+
+
+def test_bad_values_are_refused_before_any_work(tmp_path, capsys, _isolated_home):
+    """Values that would silently do nothing, or the wrong thing, are one error line."""
+    from ragjudge.generate.extractive import ExtractiveGenerator
+    from ragjudge.report.thresholds import load_thresholds
+
+    qrels, run = tmp_path / "q.qrels", tmp_path / "r.trec"
+    qrels.write_text("q1 0 d1 1\n")
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    afile = tmp_path / "a-file"
+    afile.write_text("")
+    cases = [
+        (["metrics", "--qrels", str(qrels), "--run", str(run), "--k", "1,,3"], "--k must be"),
+        (["metrics", "--qrels", str(qrels), "--run", str(run), "--k", "5,5"], "repeats"),
+        (["demo", "--out", str(afile)], "--out must be a folder"),
+        (["report", "--run", "latest", "--format", " "], "--format names no format"),
+    ]
+    for argv, needle in cases:
+        code, text = run_cli(argv, capsys)
+        assert code == 2 and needle in text and len(text.strip().splitlines()) == 1, text
+    thresholds = tmp_path / "t.yaml"
+    thresholds.write_text("primary: {metrics: []}\n")
+    with pytest.raises(ConfigError, match=r"t\.yaml:1: primary\.metrics: List should have"):
+        load_thresholds(thresholds)
+    with pytest.raises(ConfigError, match="max_sentences must be at least 1"):
+        ExtractiveGenerator(max_sentences=0)
+    with RunStore() as store, pytest.raises(ConfigError, match="a tag needs a name"):
+        store.tag("20260101-none", " ")

@@ -18,13 +18,16 @@ from ragjudge.errors import ConfigError
 
 
 def parse_ks(text: str) -> list[int]:
-    """``"1,3,5"`` -> ``[1, 3, 5]``; anything else is a ``ConfigError``."""
+    """``"1,3,5"`` -> ``[1, 3, 5]``; anything else (an empty item, a repeated k) is a
+    ``ConfigError``, as a sweep config's ``ks`` is."""
     try:
-        ks = [int(part) for part in text.split(",") if part.strip()]
+        ks = [int(part) for part in text.split(",")]
     except ValueError:
         raise ConfigError(f"--k must be comma-separated positive integers, got {text!r}") from None
     if not ks or min(ks) < 1:
         raise ConfigError(f"--k must be comma-separated positive integers, got {text!r}")
+    if len(set(ks)) != len(ks):
+        raise ConfigError(f"--k repeats a cut-off: {text!r}")
     return ks
 
 

@@ -49,6 +49,7 @@ def report(
     changes, the queries that moved, history. Exit 1 when a primary metric regressed."""
     from rich.console import Console
 
+    from ragjudge.errors import ConfigError
     from ragjudge.report.build import build_report, check_out_dir, ordered, write_report
     from ragjudge.report.from_store import check_comparable, load_run_scores, resolve_runs
     from ragjudge.report.thresholds import load_thresholds
@@ -56,6 +57,8 @@ def report(
 
     console = Console(stderr=True)
     fmts = [f.strip() for f in formats.split(",") if f.strip()]
+    if not fmts:
+        raise ConfigError("--format names no format; use md, html and/or json")
     rules = load_thresholds(thresholds)
     check_out_dir(out)
     with RunStore(store_path) as store:

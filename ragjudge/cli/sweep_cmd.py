@@ -84,6 +84,7 @@ def sweep(
     (resumable) and the first error is printed.
     """
     from ragjudge.errors import ConfigError
+    from ragjudge.report.build import check_out_dir
     from ragjudge.store import RunStore
     from ragjudge.sweep.config import load_config, stored_config
     from ragjudge.sweep.render import write_report
@@ -92,6 +93,8 @@ def sweep(
     if config is None and resume is None:
         raise ConfigError("give --config sweep.yaml, or --resume RUN_ID to continue a run")
     cfg = load_config(config) if config is not None else None  # a bad config before the store
+    if out is not None:
+        check_out_dir(out)  # before any work
     store = RunStore()
     if cfg is None:  # the run's own configuration, as stored in its manifest
         cfg = stored_config(store.manifest(store.resolve(str(resume))))
@@ -99,7 +102,9 @@ def sweep(
         update={"executor": executor_config(executor, ray_address, workers, cfg.executor)}
     )
     err = _console()
-    tags = {name: value for name, _, value in (t.partition("=") for t in tag)}
+    tags = {name.strip(): value for name, _, value in (t.partition("=") for t in tag)}
+    if "" in tags:
+        raise ConfigError("--tag needs a name: --tag NAME or --tag NAME=VALUE")
     outcome = run_sweep(
         cfg,
         store=store,
@@ -137,8 +142,10 @@ def demo(
     ),
 ) -> None:
     """The k-sweep, offline, on the bundled demo set: prints the chosen k, writes a report."""
+    from ragjudge.report.build import check_out_dir
     from ragjudge.sweep.demo import run_demo
 
+    check_out_dir(out)  # before any work
     err = _console()
     result = run_demo(out, cases=cases, progress=err.print, progress_bar=err.is_terminal)
     _print_summary(result.summary)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ragjudge.errors import ConfigError
 from ragjudge.protocols import Encoder
 from ragjudge.schema import Answer, Document, TestCase
 from ragjudge.text import content_words, split_sentences
@@ -41,6 +42,13 @@ class ExtractiveGenerator:
         lexical_weight: float = 0.3,
         cache_size: int = 50_000,
     ) -> None:
+        if isinstance(max_sentences, bool) or not isinstance(max_sentences, int):
+            raise ConfigError(f"generator max_sentences must be an integer, got {max_sentences!r}")
+        if max_sentences < 1:
+            raise ConfigError(f"generator max_sentences must be at least 1, got {max_sentences}")
+        for name, value in (("threshold", threshold), ("margin", margin)):
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ConfigError(f"generator {name} must be a number, got {value!r}")
         self._encoder = encoder
         self.max_sentences = max_sentences
         self.threshold = threshold

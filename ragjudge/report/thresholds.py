@@ -37,7 +37,7 @@ KeyPath = tuple[str | int, ...]
 
 
 class MetricRule(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     min_effect: float | None = Field(default=None, ge=0)
     alpha: float | None = Field(default=None, gt=0, lt=1)
@@ -47,7 +47,7 @@ class MetricRule(BaseModel):
 
 
 class Defaults(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     min_effect: float = Field(default=0.02, ge=0)
     alpha: float = Field(default=0.05, gt=0, lt=1)
@@ -60,10 +60,11 @@ class PrimaryRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    metrics: list[str] | None = None
-    """Default: every judge of the runs and ``objective``."""
-    ks: list[StrictInt] | None = None
-    """Default: the headline k; with ``pool_ks``, every k the runs share."""
+    metrics: list[str] | None = Field(default=None, min_length=1)
+    """Default: every judge of the runs and ``objective``. An empty list is refused: the
+    report could then never fail the job."""
+    ks: list[StrictInt] | None = Field(default=None, min_length=1)
+    """Default: the headline k; with ``pool_ks``, every k the runs share (not empty)."""
     pool_ks: bool = False
     """One test per primary metric on each query's mean over ``ks`` (paired by query)."""
 

@@ -322,7 +322,10 @@ class RunStore:
         return ref
 
     def tag(self, run_id: str, tag: str, value: str = "") -> None:
-        """Attach ``tag`` (optionally with a value) to a run; tagging again overwrites."""
+        """Attach ``tag`` (optionally with a value) to a run; tagging again overwrites. A blank
+        tag is a ``ConfigError``: nothing could find it."""
+        if not tag.strip():
+            raise ConfigError(f"a tag needs a name (got {tag!r})")
         self.manifest(run_id)
         with self._tx() as cur:
             cur.execute(

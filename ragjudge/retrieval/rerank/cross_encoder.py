@@ -49,8 +49,9 @@ class CrossEncoderReranker(PointwiseReranker):
                     self.model_name, device="cpu", max_length=max_length, local_files_only=True
                 )
         except (OSError, ValueError) as exc:
+            why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise ConfigError(
-                f"cannot load cross-encoder {model!r} offline: {exc}. Nothing is downloaded; "
+                f"cannot load cross-encoder {model!r} offline: {why} Nothing is downloaded; "
                 "give a local folder or a model already in the Hugging Face cache"
             ) from None
         super().__init__()
