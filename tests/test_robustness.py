@@ -452,9 +452,32 @@ def test_bad_values_are_refused_before_any_work(tmp_path, capsys, _isolated_home
         (["demo", "--out", str(afile)], "--out must be a folder"),
         (["report", "--run", "latest", "--format", " "], "--format names no format"),
     ]
+    from ragjudge.schema import JudgeResult, JudgeStatus
+
+    results = tmp_path / "results.jsonl"
+    result = JudgeResult(
+        judge="faithfulness", judge_version="v", backend="offline", item_id="q1@k1",
+        score=0.5, status=JudgeStatus.ok,
+    )  # fmt: skip
+    results.write_text(result.model_dump_json() + "\n")
+    cases += [
+        (["report", "--run", "latest", "--store", str(tmp_path)], "no run store file here"),
+        (["report", "--run", "latest", "--thresholds", str(tmp_path)], "is a folder, not a file"),
+        (
+            ["spot-check", "--results", str(results), "--dimension", "relevance"],
+            "--dimension relevance: no such judge in",
+        ),
+    ]
     for argv, needle in cases:
         code, text = run_cli(argv, capsys)
         assert code == 2 and needle in text and len(text.strip().splitlines()) == 1, text
+    assert not (tmp_path / "missing.sqlite").exists()
+    labels = tmp_path / "labels.csv"
+    labels.write_text("item_id,dimension,label\nq1@k1,faithfulness,1\n")
+    code, text = run_cli(["agree", "--run", "latest", "--labels", str(labels),
+                          "--store", str(tmp_path / "missing.sqlite")], capsys)  # fmt: skip
+    assert code == 2 and "no run store file here" in text
+    assert not (tmp_path / "missing.sqlite").exists()
     thresholds = tmp_path / "t.yaml"
     thresholds.write_text("primary: {metrics: []}\n")
     with pytest.raises(ConfigError, match=r"t\.yaml:1: primary\.metrics: List should have"):

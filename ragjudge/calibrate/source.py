@@ -142,7 +142,7 @@ def from_store(run: str, store_path: str | Path | None = None) -> RunData:
     from ragjudge.store import RunStore, item_id
     from ragjudge.store.view import RunView
 
-    with RunStore(store_path) as store:
+    with RunStore.existing(store_path) as store:
         view = RunView.read(store, store.resolve(run))
     return RunData(
         source=view.run_id,

@@ -183,6 +183,13 @@ def spot_check(
         run_data = attach_testset(run_data, data)
     done = {lab.item_id for lab in load_labels(exclude).labels} if exclude else None
     dims = list(dimension) if dimension else None
+    judged = sorted({r.judge for r in run_data.results})
+    unknown = sorted(set(dims or []) - set(judged))
+    if unknown:
+        raise ConfigError(
+            f"--dimension {', '.join(unknown)}: no such judge in {run_data.source}; "
+            f"its judges: {', '.join(judged) or 'none'}"
+        )
     picks = select_items(run_data, n, dimensions=dims, exclude=done, seed=seed)
     if not picks:
         raise ConfigError("no scored item left to pick")

@@ -61,7 +61,7 @@ def report(
         raise ConfigError("--format names no format; use md, html and/or json")
     rules = load_thresholds(thresholds)
     check_out_dir(out)
-    with RunStore(store_path) as store:
+    with RunStore.existing(store_path) as store:
         run_id, base_id, warnings = resolve_runs(
             store, run, baseline, baseline_tag, allow_unfinished=allow_unfinished
         )

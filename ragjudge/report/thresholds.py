@@ -168,6 +168,7 @@ def load_thresholds(path: str | Path | None) -> Thresholds:
 
     p = Path(path)
     if not p.is_file():
-        raise ConfigError(f"thresholds file {p} does not exist")
+        what = "is a folder, not a file" if p.is_dir() else "does not exist"
+        raise ConfigError(f"thresholds file {p} {what}")
     raw, lines = load_yaml(p)
     return parse_thresholds(raw, source=str(p), lines=lines)

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ragjudge.errors import ConfigError, RagjudgeError, sqlite_file_error
+from ragjudge.errors import ConfigError, DataError, RagjudgeError, sqlite_file_error
 from ragjudge.home import state_path
 from ragjudge.llm.ledger import LedgerEntry
 from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, TestCase
@@ -144,12 +144,23 @@ class RunStore:
 
     def __init__(self, path: str | Path | None = None, *, busy_timeout: float = 10.0) -> None:
         self.path = Path(path) if path is not None else state_path("runs.sqlite")
+        if self.path.is_dir():
+            raise ConfigError(f"{self.path}: a folder, not a run store file")
         self.busy_timeout = busy_timeout
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.read_only = not os.access(self.path.parent, os.W_OK) or (
             self.path.exists() and not os.access(self.path, os.W_OK)
         )
         self._conn = self._open_read_only() if self.read_only else self._open()
+
+    @classmethod
+    def existing(cls, path: str | Path | None = None) -> RunStore:
+        """The store at ``path`` to read runs from (``--store``): a path given must be a run
+        store file that exists (``DataError``: opening it would create an empty one); None is
+        the home's store."""
+        if path is not None and not Path(path).is_file():
+            raise DataError("no run store file here", path=Path(path))
+        return cls(path)
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(
