@@ -139,3 +139,13 @@ def test_a_number_that_is_not_finite_is_refused(tmp_path, value):
     )
     with pytest.raises(ConfigError, match=r"sweep\.yaml:4: objective\.weights\.faithfulness: "):
         load_config(path)
+
+
+def test_a_judge_name_the_registry_lacks_is_named_at_its_line(tmp_path):
+    path = tmp_path / "sweep.yaml"
+    path.write_text(
+        "dataset: {path: .}\nks: [1, 2]\njudges:\n  names: [faithfulness,\n    faithfulnes]\n"
+    )
+    with pytest.raises(ConfigError, match=r"sweep\.yaml:5: judges\.names: no judge 'faithfulnes' "
+                       r"on backend 'offline'; did you mean 'faithfulness'\?"):  # fmt: skip
+        load_config(path)

@@ -402,6 +402,30 @@ def check_options(
                 )
 
 
+def check_judge_names(
+    config: SweepConfig, source: str, lines: Mapping[KeyPath, int] | None = None
+) -> None:
+    """Refuse a name in ``judges.names`` that names no judge registered on the config's backend
+    (nor an import path), at its line: a config file names judges only through the registry
+    (``ragjudge.sweep()`` passes judge objects, registered under their own backend)."""
+    from ragjudge.adapters import is_import_path
+    from ragjudge.judges.registry import available
+
+    known = available()
+    for i, name in enumerate(config.judges.names):
+        if is_import_path(name) or config.judges.backend in known.get(name, []):
+            continue  # an import path is checked when it is imported
+        line = (lines or {}).get(("judges", "names", i))
+        at = f"{source}{f':{line}' if line else ''}"
+        close = [] if name in known else difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        has = f"it has backends {', '.join(known[name])}; " if name in known else ""
+        raise ConfigError(
+            f"{at}: judges.names: no judge {name!r} on backend "
+            f"{config.judges.backend!r}; {has}{hint}known: {', '.join(sorted(known))}"
+        )
+
+
 def parse_config(
     data: Any,
     *,
@@ -452,4 +476,6 @@ def load_config(path: str | Path) -> SweepConfig:
 
     p = Path(path)
     data, lines = load_yaml(p, "sweep config")
-    return parse_config(data, base_dir=p.resolve().parent, source=str(p), lines=lines)
+    config = parse_config(data, base_dir=p.resolve().parent, source=str(p), lines=lines)
+    check_judge_names(config, str(p), lines)
+    return config
