@@ -144,9 +144,12 @@ def _usage_error(exc: Exception) -> str:
     """``ragjudge CMD: what is wrong (see ragjudge CMD --help)`` for a usage error, which names
     the option or value at fault."""
     message = getattr(exc, "format_message", lambda: str(exc))()
+    words: list[str] = []
     ctx = getattr(exc, "ctx", None)
-    words = ["ragjudge", *(ctx.command_path.split()[1:] if ctx is not None else [])]
-    path = " ".join(words)
+    while ctx is not None and ctx.parent is not None:  # the root's name is how Python was run
+        words.insert(0, str(ctx.info_name))
+        ctx = ctx.parent
+    path = " ".join(["ragjudge", *words])
     return f"{path}: {message} (see {path} --help)"
 
 
