@@ -149,3 +149,10 @@ def test_a_judge_name_the_registry_lacks_is_named_at_its_line(tmp_path):
     with pytest.raises(ConfigError, match=r"sweep\.yaml:5: judges\.names: no judge 'faithfulnes' "
                        r"on backend 'offline'; did you mean 'faithfulness'\?"):  # fmt: skip
         load_config(path)
+
+
+def test_an_unknown_reranker_is_named_before_its_other_keys(tmp_path):
+    path = tmp_path / "sweep.yaml"
+    path.write_text("dataset: {path: .}\nks: [1, 2]\nrerankers: [{spec: bogus-reranker}]\n")
+    with pytest.raises(ConfigError, match=r"sweep\.yaml:3: rerankers\.0: spec: unknown reranker "):
+        load_config(path)

@@ -113,6 +113,22 @@ class RerankerConfig(_Strict):
     """Weight of the previous stage's (min-max normalised) score inside the re-ordered head
     (``Pipeline`` stage ``keep``); 0 = the reranker's order."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _known_spec(cls, data: Any) -> Any:
+        """An unknown ``spec`` is the error to report, before any other key of the stage."""
+        spec = data.get("spec") if isinstance(data, dict) else None
+        if isinstance(spec, str):
+            known = spec in ("late-interaction", "prune", "llm") or spec.startswith(
+                ("cross-encoder:", "llm:")
+            )
+            if not known:
+                raise ValueError(
+                    f"spec: unknown reranker {spec!r}; known: late-interaction, "
+                    "cross-encoder:MODEL_OR_PATH, llm[:MODEL], prune"
+                )
+        return data
+
     @field_validator("keep")
     @classmethod
     def _keep_needs_a_reranker(cls, v: float, info: ValidationInfo) -> float:
