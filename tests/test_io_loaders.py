@@ -341,3 +341,13 @@ def test_a_folder_corpus_is_the_same_file_for_the_test_set_and_the_generator(tmp
     (tmp_path / "corpus.jsonl").unlink()
     assert [d.id for d in load_corpus(tmp_path).documents] == ["zipped"]
     assert find_folder_file(tmp_path, "queries.jsonl") is None
+
+
+def test_a_test_set_without_judgments_says_retrieval_cannot_be_scored(tmp_path):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "d1", "text": "A passage."}\n')
+    (tmp_path / "queries.jsonl").write_text('{"_id": "q1", "text": "A question?"}\n')
+    (tmp_path / "qrels").mkdir()
+    (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\n")
+    with pytest.warns(DataWarning, match=r"test\.tsv: no query has a judged document"):
+        ts = load_testset(tmp_path)
+    assert [c.id for c in ts.cases] == ["q1"]

@@ -13,12 +13,13 @@ counted warning, so every ``TestCase.relevant`` id is a document of the set.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 from ragjudge.errors import DataError
 from ragjudge.schema import Qrels, TestCase, TestSet
 
-from .diagnostics import warn_counted
+from .diagnostics import DataWarning, warn_counted
 from .documents import load_cases, load_documents
 from .trec import read_trec_qrels
 
@@ -78,6 +79,14 @@ def _load(folder: str | Path, split: str, *, keep_unjudged: bool, skip_empty: bo
         unjudged,
         path=queries_path,
     )
+    if cases and not any(clean.values()):
+        warnings.warn(
+            DataWarning(
+                f"{qrels_path}: no query has a judged document: retrieval metrics (P/R/F1@k, "
+                "MRR, MAP, NDCG) cannot be computed"
+            ),
+            stacklevel=3,
+        )
     return TestSet(name=root.resolve().name, documents=documents, cases=cases)
 
 
