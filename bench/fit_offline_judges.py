@@ -469,7 +469,7 @@ def wikieval_rows(pairs: list[L.Pair]) -> list[LabelRow]:
     return rows
 
 
-def expertqa_rows(claims: list[L.Claim]) -> list[LabelRow]:
+def expertqa_rows(claims: list[L.ExpertQARecord]) -> list[LabelRow]:
     """Support rows: faithfulness with ``claim``, the claim against its cited evidence."""
     rows = [
         LabelRow(

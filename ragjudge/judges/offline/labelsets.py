@@ -26,7 +26,7 @@ import csv
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -92,17 +92,32 @@ _EVIDENCE_HEAD = re.compile(r"^\[\d+\]\s+\S+\s*")
 
 @dataclass(frozen=True)
 class ExpertQARecord:
-    """One line of ExpertQA's ``claims_val.jsonl``, as the set gives it."""
+    """One line of ExpertQA's ``claims_val.jsonl``: as the set gives it (``expertqa_records``),
+    or as the judges read it (``expertqa_claims``)."""
 
     question: str
     claim: str
     evidence: tuple[str, ...]
-    """The cited passages, each headed by its ``[n] URL`` (some are the head alone)."""
+    """The cited passages: as given, each headed by its ``[n] URL`` (some are the head alone);
+    as the judges read them, the passage texts (``evidence_passages``)."""
     support: str
     informativeness: str | None
     q_index: str
     system: str
     claim_index: str
+
+    @property
+    def group(self) -> str:
+        """The question: the split keeps its claims together."""
+        return self.q_index
+
+    @property
+    def part(self) -> Part:
+        return part_of("expertqa", self.q_index)
+
+    @property
+    def supported(self) -> int:
+        return int(self.support == "Complete")
 
 
 def expertqa_records(folder: Path) -> list[ExpertQARecord]:
@@ -128,23 +143,6 @@ def expertqa_records(folder: Path) -> list[ExpertQARecord]:
     return out
 
 
-@dataclass(frozen=True)
-class Claim:
-    """An ExpertQA claim with its cited evidence and expert labels, as the judges read them."""
-
-    question: str
-    claim: str
-    evidence: tuple[str, ...]
-    support: str
-    informativeness: str | None
-    part: Part
-    group: str
-
-    @property
-    def supported(self) -> int:
-        return int(self.support == "Complete")
-
-
 def evidence_passages(raw: Iterable[object]) -> tuple[str, ...]:
     """The text of each cited passage without its ``[n] URL`` head; a citation whose page text
     is missing (only the head, as for about a quarter of the claims) is no evidence and is
@@ -153,23 +151,16 @@ def evidence_passages(raw: Iterable[object]) -> tuple[str, ...]:
     return tuple(t for t in texts if t)
 
 
-def expertqa_claims(folder: Path) -> list[Claim]:
-    """``expertqa_records`` read as the judges read them (see the module docstring)."""
+def expertqa_claims(folder: Path) -> list[ExpertQARecord]:
+    """``expertqa_records`` as the judges read them: citation markers removed from the claim,
+    the evidence its passage texts (see the module docstring)."""
     return [
-        Claim(
-            question=r.question,
-            claim=strip_citations(r.claim),
-            evidence=evidence_passages(r.evidence),
-            support=r.support,
-            informativeness=r.informativeness,
-            part=part_of("expertqa", r.q_index),
-            group=r.q_index,
-        )
+        replace(r, claim=strip_citations(r.claim), evidence=evidence_passages(r.evidence))
         for r in expertqa_records(folder)
     ]
 
 
-def support_claims(claims: list[Claim]) -> list[Claim]:
+def support_claims(claims: list[ExpertQARecord]) -> list[ExpertQARecord]:
     """Claims with evidence and a support label of Complete / Incomplete / Partial."""
     return [c for c in claims if c.evidence and c.support in ("Complete", "Incomplete", "Partial")]
 
