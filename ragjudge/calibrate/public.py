@@ -41,7 +41,6 @@ from ragjudge.judges.offline.labelsets import (
     evidence_passages,
     expertqa_records,
     haluquestqa_rows,
-    part_of,
     wikieval_pairs,
 )
 from ragjudge.schema import JudgeInput, JudgeResult
@@ -142,7 +141,7 @@ def expertqa_support(
     keep = [r for r in keep if evidence_passages(r.evidence)]
     out = PublicSet(name="expertqa_support")
     for r in _subsample(keep, limit, seed):
-        if not _in_part(part_of("expertqa", r.q_index), part):
+        if not _in_part(r.part, part):
             continue
         item_id = f"q{r.q_index}-{r.system}-c{r.claim_index}"
         out.add(
