@@ -23,7 +23,15 @@ def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.Comple
 
 def test_fake_llm_serves_until_stopped_and_llm_check_uses_it(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [*RAGJUDGE, "fake-llm", "--port", "0", "--log", str(tmp_path / "log.jsonl")],
+        [
+            *RAGJUDGE,
+            "fake-llm",
+            "--port",
+            "0",
+            "--like-llama-cpp",
+            "--log",
+            str(tmp_path / "log.jsonl"),
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -39,12 +47,24 @@ def test_fake_llm_serves_until_stopped_and_llm_check_uses_it(tmp_path: Path) -> 
         assert out.returncode == 0, out.stderr
         assert "test call: ok" in out.stdout and "sk-cli-secret" not in out.stdout
         assert "api_key_set: True" in out.stdout
+        # each structured mode probed with a judge schema; the 500 to json_schema is a refusal
+        lines = {
+            ln.split(":", 1)[0].strip(): ln.split(":", 1)[1].strip()
+            for ln in out.stdout.splitlines()
+            if ":" in ln
+        }
+        assert lines["mode json_schema"].startswith("refused") and "Traceback" not in out.stdout
+        assert "Input should be 'text' or 'json_object'" in lines["mode json_schema"]
+        assert lines["mode json_object"].startswith("ok")
+        assert lines["mode tools"].startswith("ok") and lines["mode prompt"].startswith("ok")
+        assert lines["auto uses"].startswith("json_object")
         assert proc.poll() is None  # still serving
     finally:
         proc.terminate()
         proc.wait(10)
     templates = [json.loads(x).get("template") for x in (tmp_path / "log.jsonl").open()]
     assert "test/echo@v1" in templates
+    assert templates.count("judges/answer_relevancy@v1") >= 5
 
 
 def test_llm_check_without_endpoint() -> None:

@@ -94,31 +94,33 @@ async def test_malformed_reply_gets_one_repair_call(llm_env: FakeLLMServer) -> N
     assert call.repair and call.attempts == 2
 
 
-async def test_persistent_malformed_is_a_parse_error(llm_env: FakeLLMServer) -> None:
+async def test_persistent_malformed_is_one_repair_then_a_parse_error(
+    llm_env: FakeLLMServer,
+) -> None:
     llm_env.set_faults(FaultPlan(rates={"malformed": 1.0}))
     async with LLMClient.from_env() as client:
         res = await client.structured(ask("3 4"), Sum, prompt=SUM)
     assert not res.ok and res.error is not None and res.error.kind == "parse_error"
     assert "one repair call" in res.error.message
-    # the call, then one repair call whose non-JSON replies are resent like transport faults
-    # until max_attempts (default 6); never a second repair conversation
+    # the call and ONE repair call quoting the problem; never an identical re-send
     reqs = llm_env.chat_requests()
-    assert len(reqs) == 1 + client.settings.max_attempts
-    assert all(len(r["body"]["messages"]) == len(reqs[1]["body"]["messages"]) for r in reqs[1:])
-    assert res.attempts == len(reqs)
-
-
-async def test_malformed_repair_reply_is_resent_not_repaired_again(
-    llm_env: FakeLLMServer,
-) -> None:
-    llm_env.set_faults(FaultPlan(script={0: "malformed", 1: "malformed"}))
-    async with LLMClient.from_env() as client:
-        res = await client.structured(ask("3 4"), Sum, prompt=SUM)
-    assert res.ok and res.value is not None and res.value.total == 7
-    reqs = llm_env.chat_requests()
-    assert len(reqs) == 3 and reqs[1]["body"] == reqs[2]["body"]
+    assert len(reqs) == 2 and res.attempts == 2
+    assert reqs[0]["body"] != reqs[1]["body"]
+    assert "not valid JSON" in reqs[1]["body"]["messages"][-1]["content"]
     (call,) = client.ledger.calls()
-    assert call.repair and call.attempts == 3
+    assert call.repair and call.attempts == 2
+
+
+async def test_parse_failures_in_a_row_drop_the_mode(llm_env: FakeLLMServer) -> None:
+    llm_env.set_faults(FaultPlan(script={i: "malformed" for i in range(6)}))
+    async with LLMClient.from_env() as client:
+        for i in range(3):
+            assert not (await client.structured(ask(f"{i} 1"), Sum, prompt=SUM)).ok
+        assert client.structured_mode() == "json_object"
+        res = await client.structured(ask("2 2"), Sum, prompt=SUM)
+    assert res.ok and res.meta["mode"] == "json_object"
+    fmt = llm_env.chat_requests()[-1]["body"]["response_format"]
+    assert fmt["type"] == "json_object" and fmt["schema"]["properties"]["total"]
 
 
 async def test_validate_hook_failure_triggers_repair(llm_env: FakeLLMServer) -> None:
@@ -161,12 +163,64 @@ async def test_json_schema_rejected_falls_back_once_per_endpoint(llm_env: FakeLL
     assert "JSON schema" in system and '"total"' in system
 
 
-async def test_both_formats_rejected_falls_back_to_prompt_only(llm_env: FakeLLMServer) -> None:
+async def test_both_formats_rejected_falls_back_to_a_forced_tool_call(
+    llm_env: FakeLLMServer,
+) -> None:
     llm_env.reject_json_schema = llm_env.reject_json_object = True
     async with LLMClient.from_env() as client:
         res = await client.structured(ask("1 1"), Sum, prompt=SUM)
+    assert res.ok and res.meta["mode"] == "tools" and res.value == Sum(numbers=[1, 1], total=2)
+    body = llm_env.chat_requests()[-1]["body"]
+    assert body["tool_choice"]["function"]["name"] == "Sum"
+    assert body["tools"][0]["function"]["parameters"] == Sum.model_json_schema()
+
+
+async def test_every_mode_rejected_falls_back_to_prompt_only(llm_env: FakeLLMServer) -> None:
+    llm_env.reject_json_schema = llm_env.reject_json_object = llm_env.reject_tools = True
+    async with LLMClient.from_env() as client:
+        res = await client.structured(ask("1 1"), Sum, prompt=SUM)
     assert res.ok and res.meta["mode"] == "prompt"
-    assert "response_format" not in llm_env.chat_requests()[-1]["body"]
+    last = llm_env.chat_requests()[-1]["body"]
+    assert "response_format" not in last and "tools" not in last
+
+
+async def test_llama_cpp_500_on_json_schema_falls_back_and_is_remembered(
+    llm_env: FakeLLMServer,
+) -> None:
+    import json
+
+    from ragjudge.home import state_path
+
+    llm_env.like_llama_cpp = True
+    async with LLMClient.from_env() as client:
+        res = await client.structured(ask("2 3"), Sum, prompt=SUM)
+    assert res.ok and res.meta["mode"] == "json_object" and res.attempts == 3
+    kinds = [r["body"]["response_format"]["type"] for r in llm_env.chat_requests()]
+    assert kinds == ["json_schema", "json_schema", "json_object"]
+    saved = json.loads(state_path("llm_modes.json").read_text())
+    (rec,) = saved.values()
+    assert rec["mode"] == "json_object"
+    why = rec["dropped"]["json_schema"]
+    assert "Input should be 'text' or 'json_object'" in why and "Traceback" not in why
+    assert "\n" not in why and "File " not in why
+    # a new client (a later run) starts with the mode that worked
+    llm_env.reset()
+    async with LLMClient.from_env() as client:
+        assert client.structured_mode() == "json_object"
+        assert (await client.structured(ask("4 4"), Sum, prompt=SUM)).ok
+    assert [r["body"]["response_format"]["type"] for r in llm_env.chat_requests()] == [
+        "json_object"
+    ]
+
+
+async def test_a_server_failing_every_request_drops_no_mode(llm_env: FakeLLMServer) -> None:
+    llm_env.set_faults(FaultPlan(rates={"500": 1.0}))
+    async with LLMClient.from_env(max_attempts=3) as client:
+        res = await client.structured(ask("2 3"), Sum, prompt=SUM)
+        assert client.structured_mode() == "json_schema"
+    assert res.error is not None and res.error.kind == "provider_error"
+    # two tries per structured mode, then the full attempts for the plain request
+    assert res.attempts == 2 + 2 + 2 + 3
 
 
 async def test_missing_usage_is_estimated(llm_env: FakeLLMServer) -> None:

@@ -6,10 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ragjudge.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    from ragjudge.llm import LLMSettings
 
 llm_app = typer.Typer(help="The LLM endpoint: check it, estimate a run's cost, read ledgers.")
 
@@ -25,6 +29,9 @@ def fake_llm(
     retry_after: float = typer.Option(1.0, help="Seconds sent in Retry-After with a 429."),
     hang: float = typer.Option(120.0, help="Seconds a 'hang' fault waits."),
     reject_json_schema: bool = typer.Option(False, help="Answer json_schema requests with 400."),
+    like_llama_cpp: bool = typer.Option(
+        False, help="Answer json_schema requests with a 500, as llama-cpp-python's server does."
+    ),
     omit_usage: bool = typer.Option(False, help="Leave usage out of responses."),
     generic: bool = typer.Option(
         False, help="Answer unknown templates generically instead of with a 400."
@@ -48,6 +55,7 @@ def fake_llm(
         faults=plan,
         log_path=log,
         reject_json_schema=reject_json_schema,
+        like_llama_cpp=like_llama_cpp,
         omit_usage=omit_usage,
         unknown="generic" if generic else "error",
         rpm=rpm,
@@ -73,7 +81,8 @@ def fake_llm(
 def check(
     call: bool = typer.Option(True, help="Also send one tiny chat call."),
 ) -> None:
-    """Show the LLM settings (never the key), list the endpoint's models, try one call."""
+    """Show the LLM settings (never the key), list the endpoint's models, try one call and
+    one judge call in each structured mode (what works, and the mode ``auto`` uses)."""
     from ragjudge.llm import LLMClient, LLMSettings
     from ragjudge.schema import PromptRef
 
@@ -107,8 +116,43 @@ def check(
                     f"{'test call':>18}: ok ({res.usage.prompt_tokens}+"
                     f"{res.usage.completion_tokens} tokens, {res.attempts} attempt(s))"
                 )
+                await _probe_modes(settings)
 
     asyncio.run(run())
+
+
+async def _probe_modes(settings: LLMSettings) -> None:
+    """One answer-relevancy judge call in each structured mode; prints what works, teaches
+    ``auto`` which modes the endpoint refuses (``ragjudge.llm.modes``) and prints its choice."""
+    from ragjudge.judges.llm.schemas import RelevancyOut
+    from ragjudge.llm import LLMClient, modes
+    from ragjudge.llm.structured import MODES
+    from ragjudge.prompts import load_prompt
+
+    prompt = load_prompt("judges/answer_relevancy")
+    messages = prompt.render(
+        question="What is the capital of France?", answer="Paris is the capital of France."
+    )
+    memory = modes.memory()
+    key = ""
+    for mode in MODES:
+        probe = settings.model_copy(update={"structured_mode": mode, "max_attempts": 2})
+        async with LLMClient(probe, cache=False) as client:
+            key = client.mode_key
+            res = await client.structured(messages, RelevancyOut, prompt=prompt.ref)
+        if res.ok:
+            shown = (
+                f"ok ({res.attempts} request(s){', repaired' if res.meta.get('repaired') else ''})"
+            )
+        elif res.error is not None and "does not accept structured mode" in res.error.message:
+            memory.drop(key, mode, res.error.message)
+            shown = f"refused: {res.error.message.split(': ', 1)[-1][:300]}"
+        else:
+            kind = res.error.kind if res.error is not None else "no value"
+            msg = res.error.message.split(": ", 1)[-1] if res.error is not None else ""
+            shown = f"{kind}: {msg[:160]}"
+        print(f"{'mode ' + mode:>18}: {shown}")
+    print(f"{'auto uses':>18}: {memory.get(key).mode} (remembered in {memory.path})")
 
 
 @llm_app.command("dry-run")

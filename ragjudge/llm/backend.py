@@ -48,7 +48,7 @@ class BackendError(Exception):
         self.retry_after = retry_after
         self.status = status
         self.format_rejected = format_rejected
-        """A 400 that rejects the requested ``response_format``."""
+        """A 4xx to a request asking for a structured mode (not a context-length error)."""
         self.fatal = fatal
         """The endpoint cannot serve any call (bad key, unknown model): later calls fail fast."""
 
@@ -65,9 +65,13 @@ class Backend(Protocol):
         messages: list[dict[str, Any]],
         *,
         sampling: dict[str, Any],
-        response_format: dict[str, Any] | None,
+        fields: dict[str, Any] | None,
         headers: dict[str, str],
         timeout: float,
-    ) -> Completion: ...
+    ) -> Completion:
+        """One request; ``fields`` are extra body fields asking for structured output
+        (``response_format`` or ``tools``/``tool_choice``: ``structured.request_fields``). A
+        forced tool call's arguments are returned as the choice's text."""
+        ...
 
     async def aclose(self) -> None: ...

@@ -27,6 +27,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
+from ragjudge.llm import modes
 from ragjudge.llm import structured as so
 from ragjudge.llm.backend import Backend, BackendError, Completion
 from ragjudge.llm.cache import CachedCall, CallCache, LLMCache, cache_key, default_cache
@@ -39,10 +40,6 @@ from ragjudge.schema import PromptRef, TokenUsage
 
 T = TypeVar("T", bound=BaseModel)
 
-MODES = ("json_schema", "json_object", "prompt")
-_MODE_MEMORY: dict[str, str] = {}
-"""endpoint|model -> the structured mode that endpoint accepted (learned from a 400)."""
-
 
 class _Outcome:
     """What the attempts of one request produced."""
@@ -51,6 +48,7 @@ class _Outcome:
         self.completion: Completion | None = None
         self.error: BackendError | None = None
         self.attempts = 0
+        self.server_errors = 0
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.estimated = False
@@ -242,28 +240,38 @@ class LLMClient:
         early = self._precheck(messages, params)
         if early is not None:
             return self._failed(early, _Outcome(), call_id, label, tag, started)
-        mode = self._mode()
+        memory = modes.memory()
+        mkey = self.mode_key
+        auto = self.settings.structured_mode == "auto"
+        mode = memory.get(mkey).mode if auto else self.settings.structured_mode
+        suspects: list[tuple[str, str]] = []
         out = _Outcome()
         while True:
-            sent = messages if mode == "json_schema" else so.with_instruction(messages, schema)
-            fmt = so.response_format(schema, mode)
-            got = await self._request(sent, params, fmt, call_id, label, tag, False)
+            sent = so.with_instruction(messages, schema) if so.needs_instruction(mode) else messages
+            fields = so.request_fields(schema, mode)
+            probe = auto and fields is not None
+            got = await self._request(sent, params, fields, call_id, label, tag, False, probe)
             out = _merge(out, got)
             err = got.error
-            if err is not None and err.format_rejected and mode != "prompt":
-                if self.settings.structured_mode != "auto":
-                    err.message += (
-                        f"; the endpoint does not accept response_format {mode}: set "
-                        "RAGJUDGE_STRUCTURED=auto (or json_object / prompt)"
-                    )
-                    return self._failed(err, out, call_id, label, tag, started)
-                mode = MODES[MODES.index(mode) + 1]
-                _MODE_MEMORY[self._mode_key()] = mode
-                continue
-            break
+            if err is None or fields is None or not _refuses_mode(err):
+                break
+            if not auto:
+                err.message += (
+                    f"; the endpoint does not accept structured mode {mode}: set "
+                    "RAGJUDGE_STRUCTURED=auto (or json_object / tools / prompt)"
+                )
+                return self._failed(err, out, call_id, label, tag, started)
+            if err.status is not None and err.status < 500:
+                mode = memory.drop(mkey, mode, err.message)
+            else:
+                # a 5xx: the mode is dropped only if a less constrained one then works
+                suspects.append((mode, err.message))
+                mode = so.MODES[so.MODES.index(mode) + 1]
         meta: dict[str, Any] = {"mode": mode, "repaired": False}
         if got.completion is None:
             return self._failed(got.error, out, call_id, label, tag, started, meta)
+        for dropped, why in suspects:
+            memory.drop(mkey, dropped, f"{why} (repeated; {mode} worked)")
         comp = got.completion
         text = comp.texts[0] if comp.texts else ""
         texts = [text]
@@ -281,7 +289,7 @@ class LLMClient:
                 )
             meta["repaired"] = True
             fix = so.repair_messages(sent, text, problem)
-            got2 = await self._request(fix, params, fmt, call_id, label, tag, True)
+            got2 = await self._request(fix, params, fields, call_id, label, tag, True)
             out = _merge(out, got2)
             if got2.completion is None:
                 return self._failed(got2.error, out, call_id, label, tag, started, meta, texts)
@@ -289,12 +297,18 @@ class LLMClient:
             texts.append(text2)
             value, problem2 = so.parse(text2, schema, validate)
             if value is None:
+                if auto and not so.conforms(text2, schema) and memory.parsed(mkey, mode, ok=False):
+                    memory.drop(
+                        mkey, mode, f"{modes.PARSE_STREAK} replies in a row failed to parse"
+                    )
                 err3 = LLMError(
                     kind="parse_error",
                     message=f"{label}: {problem}; after one repair call: {problem2}",
                 )
                 return self._finish(None, texts, err3, out, call_id, label, tag, started, meta)
             text = text2
+        if auto:
+            memory.parsed(mkey, mode, ok=True)
         if self.cache is not None:
             await self._store(key, label, _cached_call([text], out))
         return self._finish(value, texts, None, out, call_id, label, tag, started, meta)
@@ -375,13 +389,18 @@ class LLMClient:
         self,
         messages: list[dict[str, Any]],
         params: dict[str, Any],
-        fmt: dict[str, Any] | None,
+        fields: dict[str, Any] | None,
         call_id: str,
         label: str,
         tags: dict[str, str],
         repair: bool,
+        probe: bool = False,
     ) -> _Outcome:
-        """HTTP attempts of one request, each in the ledger; retryable failures retried."""
+        """HTTP attempts of one request, each in the ledger; retryable failures (429, 5xx,
+        timeouts, lost connections) retried up to ``max_attempts``, except that a ``probe``
+        (a structured mode ``auto`` is not sure of) gives up at the second 5xx so that the next
+        mode is tried. A reply is never re-sent because of its content: that is the one repair
+        call's job."""
         out = _Outcome()
         if self._fatal is not None:
             out.error = self._fatal
@@ -404,7 +423,7 @@ class LLMClient:
                 comp = await self.backend.complete(
                     messages,
                     sampling=params,
-                    response_format=fmt,
+                    fields=fields,
                     headers=headers,
                     timeout=s.timeout,
                 )
@@ -428,13 +447,6 @@ class LLMClient:
                 out.prompt_tokens += p
                 out.completion_tokens += c
                 out.estimated = out.estimated or estimated
-                if repair and _broken_json(comp):
-                    error = BackendError(
-                        "parse_error",
-                        "the reply and the one repair call's reply are not valid JSON",
-                        retryable=True,
-                        status=comp.status,
-                    )
             self.ledger.record(
                 LedgerEntry(
                     kind="attempt",
@@ -454,6 +466,7 @@ class LLMClient:
                 )
             )
             if error is not None:
+                out.server_errors += (error.status or 0) >= 500
                 if error.fatal:
                     self._fatal = error
                 raise error
@@ -464,7 +477,13 @@ class LLMClient:
             async for state in AsyncRetrying(
                 stop=stop_after_attempt(s.max_attempts),
                 wait=self._wait,
-                retry=retry_if_exception(lambda e: isinstance(e, BackendError) and e.retryable),
+                retry=retry_if_exception(
+                    lambda e: (
+                        isinstance(e, BackendError)
+                        and e.retryable
+                        and not (probe and (e.status or 0) >= 500 and out.server_errors >= 2)
+                    )
+                ),
                 reraise=True,
             ):
                 with state:
@@ -518,13 +537,17 @@ class LLMClient:
             model=self.model, sampling=params, prompt=label, messages=messages, schema_json=schema
         )
 
-    def _mode_key(self) -> str:
+    @property
+    def mode_key(self) -> str:
+        """``<base URL>|<model>``: what learned structured modes are kept under."""
         return f"{self.endpoint}|{self.model}"
 
-    def _mode(self) -> str:
+    def structured_mode(self) -> str:
+        """The structured mode calls use now (``auto``: the mode learned for this endpoint
+        and model, ``ragjudge.llm.modes``)."""
         if self.settings.structured_mode != "auto":
             return self.settings.structured_mode
-        return _MODE_MEMORY.get(self._mode_key(), "json_schema")
+        return modes.memory().get(self.mode_key).mode
 
     def _precheck(
         self, messages: list[dict[str, Any]], params: dict[str, Any]
@@ -666,12 +689,12 @@ class LLMClient:
         await self.aclose()
 
 
-def _broken_json(comp: Completion) -> bool:
-    """A reply that is not JSON at all (and was not cut at max_tokens, which a resend would
-    repeat): an attempt of the repair call that failed in transit, so it is resent like a 5xx
-    rather than answered by a second repair call."""
-    text = comp.texts[0] if comp.texts else ""
-    return "length" not in comp.finish_reasons and not so.is_json(text)
+def _refuses_mode(err: BackendError) -> bool:
+    """A failure that may mean the endpoint does not do the structured mode asked for: a
+    rejected request (4xx other than context length) or a server error."""
+    if err.format_rejected:
+        return True
+    return err.status is not None and err.status >= 500
 
 
 def _label(prompt: PromptRef) -> str:

@@ -59,11 +59,11 @@ class LangChainBackend:
         messages: list[dict[str, Any]],
         *,
         sampling: dict[str, Any],
-        response_format: dict[str, Any] | None,
+        fields: dict[str, Any] | None,
         headers: dict[str, str],
         timeout: float,
     ) -> Completion:
-        del response_format, headers
+        del fields, headers
         lc_messages = to_langchain(messages)
         stop = sampling.get("stop")
         texts: list[str] = []

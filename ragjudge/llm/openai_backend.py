@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ _CONTEXT_HINTS = (
     "exceeds the model",
     "input is too long",
 )
-_FORMAT_HINTS = ("response_format", "json_schema", "json_object", "response format", "schema")
+_FRAME = re.compile(r'^\s*(Traceback \(most recent call last\):|File "|\^+$)')
 
 
 def retry_after(headers: httpx.Headers | None) -> float | None:
@@ -50,12 +51,36 @@ def retry_after(headers: httpx.Headers | None) -> float | None:
 
 
 def _detail(exc: Exception) -> str:
+    """The endpoint's error message on one line: the frames of a server's Python traceback
+    (``File "..."`` lines and the source line under each) are cut out, the rest (the
+    exception) kept, capped at 400 characters."""
     body = getattr(exc, "body", None)
+    text = str(getattr(exc, "message", None) or exc)
     if isinstance(body, dict):
-        msg = body.get("message") or (body.get("error") or {}).get("message")
+        err = body.get("error")
+        msg = body.get("message") or (err.get("message") if isinstance(err, dict) else err)
         if msg:
-            return str(msg)
-    return str(getattr(exc, "message", None) or exc)
+            text = str(msg)
+    kept: list[str] = []
+    skip_source = False
+    for line in text.splitlines():
+        if _FRAME.match(line):
+            skip_source = line.lstrip().startswith("File ")
+            continue
+        if skip_source and line[:1].isspace():
+            skip_source = False
+            continue
+        skip_source = False
+        kept.append(line)
+    return " ".join(" ".join(kept).split())[:400]
+
+
+def _text(message: Any) -> str:
+    """A choice's text: its content, or the arguments of its (forced) tool call."""
+    calls = getattr(message, "tool_calls", None)
+    if calls and not message.content:
+        return str(calls[0].function.arguments or "")
+    return str(message.content or "")
 
 
 class OpenAIBackend:
@@ -97,7 +122,7 @@ class OpenAIBackend:
         messages: list[dict[str, Any]],
         *,
         sampling: dict[str, Any],
-        response_format: dict[str, Any] | None,
+        fields: dict[str, Any] | None,
         headers: dict[str, str],
         timeout: float,
     ) -> Completion:
@@ -106,10 +131,10 @@ class OpenAIBackend:
         kwargs: dict[str, Any] = {k: v for k, v in sampling.items() if v is not None}
         if kwargs.get("n") == 1:
             kwargs.pop("n")
-        if response_format is not None:
+        if fields is not None:
             # sent as extra_body: the SDK would otherwise walk the whole JSON schema on every
             # request to transform it (~6 ms of CPU per call for a judge schema)
-            kwargs["extra_body"] = {"response_format": response_format}
+            kwargs["extra_body"] = fields
         try:
             resp = await self._client().chat.completions.create(
                 model=self.model,
@@ -119,7 +144,7 @@ class OpenAIBackend:
                 **kwargs,
             )
         except openai.APIError as exc:
-            raise self._map(exc, response_format is not None) from None
+            raise self._map(exc, fields is not None) from None
         except Exception as exc:  # a body the SDK cannot decode, a broken stream
             raise BackendError(
                 "provider_error",
@@ -133,7 +158,7 @@ class OpenAIBackend:
             )
         usage = resp.usage
         return Completion(
-            texts=[c.message.content or "" for c in resp.choices],
+            texts=[_text(c.message) for c in resp.choices],
             finish_reasons=[c.finish_reason for c in resp.choices],
             refusal=next((c.message.refusal for c in resp.choices if c.message.refusal), None),
             prompt_tokens=usage.prompt_tokens if usage else None,
@@ -211,7 +236,7 @@ class OpenAIBackend:
                     "context budget) or a model with a longer window",
                     status=status,
                 )
-            if formatted and any(h in low for h in _FORMAT_HINTS):
+            if formatted:
                 return BackendError(
                     "provider_error",
                     f"{url} rejected the structured-output request ({status}: {detail})",

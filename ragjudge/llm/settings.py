@@ -25,7 +25,7 @@ LOCAL_HOSTS = {"127.0.0.1", "localhost", "::1", "0.0.0.0", "host.docker.internal
 NO_KEY = "sk-no-key-required"
 """Placeholder sent to local endpoints that need no key (the SDK insists on one)."""
 
-StructuredMode = Literal["auto", "json_schema", "json_object", "prompt"]
+StructuredMode = Literal["auto", "json_schema", "json_object", "tools", "prompt"]
 
 _ENV: dict[str, tuple[str, ...]] = {
     "base_url": ("RAGJUDGE_BASE_URL", "OPENAI_BASE_URL"),
@@ -153,7 +153,8 @@ class LLMSettings(BaseModel):
     tpm: int | None = Field(None, ge=1)
     """Tokens per minute (prompt estimate + ``max_tokens`` per request), paced likewise."""
     structured_mode: StructuredMode = "auto"
-    """``auto`` tries json_schema, then json_object, then prompt-only (remembered per endpoint)."""
+    """``auto`` tries json_schema, json_object with the schema, a forced tool call, then
+    prompt-only, and remembers per endpoint and model what works (``ragjudge.llm.modes``)."""
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:

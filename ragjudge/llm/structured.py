@@ -1,7 +1,17 @@
-"""Structured output: the schema sent to the endpoint, the instruction for JSON and
-prompt-only modes, extraction and strict validation of the reply, and the repair message.
+"""Structured output: the request fields of each mode, the instruction for the modes that
+need one, extraction and strict validation of the reply, and the repair message.
 
-The JSON schema of a class is computed once (``schema_json`` is cached per class).
+Modes, in the order ``auto`` tries them (``MODES``):
+
+- ``json_schema``: ``response_format: {"type": "json_schema", "json_schema": {...}}``;
+- ``json_object``: ``response_format: {"type": "json_object", "schema": {...}}`` (llama.cpp
+  and vLLM constrain decoding to the schema; others ignore the key and give plain JSON mode);
+- ``tools``: one function whose parameters are the schema, forced by ``tool_choice``; the
+  reply is the call's arguments;
+- ``prompt``: no request field, the schema in the system message, the reply validated.
+
+The schema sent is ``schema.model_json_schema()`` of the same pydantic class that validates
+the reply (computed once per class, ``schema_dict``).
 """
 
 from __future__ import annotations
@@ -31,20 +41,51 @@ def schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema_dict(schema), sort_keys=True, separators=(",", ":"))
 
 
-def response_format(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
-    """The ``response_format`` request field for ``mode`` (None for prompt-only)."""
+MODES = ("json_schema", "json_object", "tools", "prompt")
+"""Structured-output modes, most constrained first: the order ``auto`` tries them in."""
+
+
+def _name(schema: type[BaseModel]) -> str:
+    return _NAME.sub("_", schema.__name__)[:64] or "output"
+
+
+def request_fields(schema: type[BaseModel], mode: str) -> dict[str, Any] | None:
+    """The request body fields that ask for ``mode`` (None for prompt-only)."""
     if mode == "json_schema":
         return {
-            "type": "json_schema",
-            "json_schema": {
-                "name": _NAME.sub("_", schema.__name__)[:64] or "output",
-                "schema": schema_dict(schema),
-                "strict": False,
-            },
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {
+                    "name": _name(schema),
+                    "schema": schema_dict(schema),
+                    "strict": False,
+                },
+            }
         }
     if mode == "json_object":
-        return {"type": "json_object"}
+        return {"response_format": {"type": "json_object", "schema": schema_dict(schema)}}
+    if mode == "tools":
+        name = _name(schema)
+        return {
+            "tools": [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": name,
+                        "description": "Record the answer.",
+                        "parameters": schema_dict(schema),
+                    },
+                }
+            ],
+            "tool_choice": {"type": "function", "function": {"name": name}},
+        }
     return None
+
+
+def needs_instruction(mode: str) -> bool:
+    """Whether the schema goes into the system message too (every mode but json_schema:
+    json_object and tools may be honoured loosely, prompt-only relies on it)."""
+    return mode != "json_schema"
 
 
 def instruction(schema: type[BaseModel]) -> str:
@@ -86,6 +127,16 @@ def is_json(text: str) -> bool:
     try:
         json.loads(extract_json(text))
     except ValueError:
+        return False
+    return True
+
+
+def conforms(text: str, schema: type[BaseModel]) -> bool:
+    """Whether the JSON part of a reply is valid JSON matching ``schema`` (the caller's own
+    check aside): a failure of this kind is the endpoint's structured mode not holding."""
+    try:
+        schema.model_validate_json(extract_json(text), strict=True)
+    except ValidationError:
         return False
     return True
 

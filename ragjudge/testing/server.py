@@ -86,6 +86,16 @@ def original_request(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+_LLAMA_CPP_500 = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
+    '"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py", line 376, in '
+    "create_chat_completion\n    POST /v1/chat/completions"
+)
+"""The body of llama-cpp-python 0.3.36's server to a ``json_schema`` request (measured)."""
+
+
 def _error(
     status: int, message: str, kind: str = "invalid_request_error", **headers: str
 ) -> web.Response:
@@ -109,6 +119,8 @@ class FakeLLMServer:
         api_key: str | None = None,
         reject_json_schema: bool = False,
         reject_json_object: bool = False,
+        reject_tools: bool = False,
+        like_llama_cpp: bool = False,
         omit_usage: bool = False,
         context_window: int | None = None,
         unknown: Literal["error", "generic"] = "error",
@@ -125,6 +137,10 @@ class FakeLLMServer:
         """When set, requests must carry ``Authorization: Bearer <api_key>`` (else 401)."""
         self.reject_json_schema = reject_json_schema
         self.reject_json_object = reject_json_object
+        self.reject_tools = reject_tools
+        self.like_llama_cpp = like_llama_cpp
+        """Answer ``json_schema`` as llama-cpp-python's server does: HTTP 500 whose message
+        holds pydantic's "Input should be 'text' or 'json_object'" and a traceback frame."""
         self.omit_usage = omit_usage
         self.context_window = context_window
         self.unknown = unknown
@@ -367,6 +383,10 @@ class FakeLLMServer:
             return _error(400, "response_format type 'json_schema' is not supported by this model")
         if fmt == "json_object" and self.reject_json_object:
             return _error(400, "response_format type 'json_object' is not supported by this model")
+        if fmt == "json_schema" and self.like_llama_cpp:
+            return _error(500, _LLAMA_CPP_500, "internal_server_error")
+        if body.get("tools") and self.reject_tools:
+            return _error(400, "tools are not supported by this model")
 
         if not self._within_rpm():
             record["fault"] = "over_rpm"

@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ragjudge.prompts import ContextBudget, fit_contexts, load_prompt
 from ragjudge.schema import Document
@@ -54,10 +54,10 @@ class TemplateWriter:
 
 
 class GeneratedQuestion(BaseModel):
-    """The structured reply of ``testset/generate``."""
+    """The structured reply of ``testset/generate`` (its JSON schema is what is sent)."""
 
-    question: str
-    answer: str
+    question: str = Field(min_length=1)
+    answer: str = Field(min_length=1)
     short_answer: str
 
 

@@ -2,6 +2,12 @@
 
 Context ids in every output are the 1-based numbers shown in the prompt; the judges turn them
 into the 0-based ``supporting_chunks`` / ``ChunkVerdict.index`` of the evidence.
+
+Every field is required and has no default: the JSON schema sent to the endpoint
+(``model_json_schema()`` of these classes) then forces every key a constrained decoder must
+produce, and it is the same contract the reply is validated against (strictly). What a schema
+cannot say (a context id within 1..n, a supported claim naming a context) is the judge's
+``validate``.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from pydantic import BaseModel, Field
 class ClaimOut(BaseModel):
     claim: str = Field(min_length=1)
     verdict: Literal["supported", "partial", "unsupported"]
-    chunks: list[int] = Field(default_factory=list)
+    chunks: list[int]
 
 
 class FaithfulnessOut(BaseModel):
@@ -23,8 +29,8 @@ class FaithfulnessOut(BaseModel):
 
 class RelevancyOut(BaseModel):
     score: int = Field(ge=0, le=3)
-    noncommittal: bool = False
-    explanation: str = ""
+    noncommittal: bool
+    explanation: str = Field(min_length=1)
 
 
 class KeyPointOut(BaseModel):
@@ -38,7 +44,7 @@ class CompletenessOut(BaseModel):
 
 class RecallClaimOut(BaseModel):
     claim: str = Field(min_length=1)
-    chunks: list[int] = Field(default_factory=list)
+    chunks: list[int]
 
 
 class ContextRecallOut(BaseModel):
@@ -57,4 +63,4 @@ class ContextPrecisionOut(BaseModel):
 class CriteriaOut(BaseModel):
     verdict: Literal["yes", "partly", "no"]
     explanation: str = Field(min_length=1)
-    quotes: list[str] = Field(default_factory=list, max_length=3)
+    quotes: list[str] = Field(max_length=3)
