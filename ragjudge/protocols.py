@@ -22,6 +22,9 @@ Contracts:
   fp32, about 1e-3 in bfloat16); every runner
   (``ragjudge.judges.runner.prepared_slices``) calls it on each slice of items before judging
   them.
+- ``SpendingJudge`` (a judge with ``estimate_spend``) says before spending what judging some
+  items will cost (the cascade: how many escalate to the LLM); a runner with a budget asks it
+  first and stops before the first call when the estimate does not fit.
 - ``Executor`` carries out a sweep's plan (``ragjudge.sweep.plan``) stage by stage and writes
   every result through the run store as soon as it exists; the sweep ships the in-process one
   (``ragjudge.sweep.execute.InProcessExecutor``) and the Ray one
@@ -35,7 +38,15 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from ragjudge.schema import Answer, Document, JudgeInput, JudgeResult, Ranking, TestCase
+from ragjudge.schema import (
+    Answer,
+    Document,
+    JudgeInput,
+    JudgeResult,
+    Ranking,
+    SpendEstimate,
+    TestCase,
+)
 
 if TYPE_CHECKING:
     from ragjudge.sweep.budget import Budget
@@ -105,6 +116,15 @@ class BatchedJudge(Judge, Protocol):
         """Do now, in batches, the work ``judge`` would do for ``items``: afterwards
         ``judge(item)`` returns what it would have returned without it (up to float rounding),
         only sooner."""
+        ...
+
+
+@runtime_checkable
+class SpendingJudge(Judge, Protocol):
+    async def estimate_spend(self, items: Sequence[JudgeInput]) -> SpendEstimate:
+        """Before spending: how many of ``items`` it will send to a paid judge, in how many
+        calls, at what estimated cost (the judge cascade, ``ragjudge.judges.cascade``). Runners
+        with a budget check it before the first call."""
         ...
 
 

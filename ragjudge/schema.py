@@ -254,6 +254,28 @@ class JudgeResult(Frozen):
         return self
 
 
+class SpendEstimate(Frozen):
+    """What a judge expects to spend on some items, said before it spends
+    (``ragjudge.protocols.SpendingJudge``): of ``items``, ``escalated`` go to a paid judge in
+    ``calls`` calls of about ``prompt_tokens + completion_tokens`` tokens, ``cost_usd``."""
+
+    judge: str
+    items: int
+    escalated: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+
+    def describe(self) -> str:
+        share = self.escalated / self.items if self.items else 0.0
+        return (
+            f"{self.judge}: {self.escalated} of {self.items} items ({share:.0%}) expected to "
+            f"escalate to the LLM judge: {self.calls} calls, about "
+            f"{self.prompt_tokens + self.completion_tokens} tokens, ${self.cost_usd:.4f}"
+        )
+
+
 # ----------------------------------------------------------------------------- aggregates
 
 

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import DataError
 from ragjudge.judges.registry import JUDGE_NAMES
-from ragjudge.schema import Aggregate, JudgeInput, JudgeResult, TokenUsage
+from ragjudge.schema import Aggregate, JudgeInput, JudgeResult, SpendEstimate, TokenUsage
 
 DEFAULT_JUDGES = JUDGE_NAMES
 """The judges ``evaluate`` and ``sweep`` run when none are named: the five built-ins."""
@@ -37,6 +37,9 @@ class EvaluationResult(BaseModel):
     aggregates: dict[str, Aggregate]
     """judge name -> mean, 95% bootstrap interval and coverage."""
     backend: str
+    preflight: list[SpendEstimate] = []
+    """What each judge that spends selectively (the cascade) expected to spend, said before
+    the run (``ragjudge.protocols.SpendingJudge``)."""
 
     @property
     def judges(self) -> list[str]:
@@ -79,6 +82,7 @@ class EvaluationResult(BaseModel):
 
     def __str__(self) -> str:
         lines = [f"{len(self.items)} rows, backend {self.backend}"]
+        lines += [f"  pre-flight: {est.describe()}" for est in self.preflight]
         for name, a in self.aggregates.items():
             mean = "—" if a.mean is None else f"{a.mean:.3f} [{a.ci_low:.3f}, {a.ci_high:.3f}]"
             lines.append(f"  {name}: {mean} ({a.n_scored}/{a.n_total} scored)")
@@ -125,14 +129,22 @@ def load_rows(data: Any) -> list[JudgeInput]:
     return items
 
 
-def build(judges: Iterable[Any] | None, backend: str | None, concurrency: int) -> list[Any]:
-    """Judges from names (built for ``backend``), ``Judge`` objects and judge functions."""
+def build(
+    judges: Iterable[Any] | None,
+    backend: str | None,
+    concurrency: int,
+    options: Mapping[str, Any] | None = None,
+) -> list[Any]:
+    """Judges from names (built for ``backend`` with ``options``), ``Judge`` objects and judge
+    functions."""
     from ragjudge.judges.base import conform
     from ragjudge.judges.registry import build_judges, default_backend
 
     specs = list(judges) if judges is not None else list(DEFAULT_JUDGES)
     names = [s for s in specs if isinstance(s, str)]
-    built = iter(build_judges(names, backend or default_backend(), concurrency) if names else [])
+    built = iter(
+        build_judges(names, backend or default_backend(), concurrency, options) if names else []
+    )
     return [next(built) if isinstance(s, str) else conform(s) for s in specs]
 
 
@@ -144,22 +156,26 @@ def evaluate(
     concurrency: int = 16,
     progress: bool = False,
     seed: int = 0,
+    options: Mapping[str, Any] | None = None,
 ) -> EvaluationResult:
     """Judge every row of ``data`` with ``judges`` (default: the five built-ins) on
-    ``backend`` (``offline``, ``llm``, ``ragas``; default ``llm`` when an endpoint is
-    configured, else ``offline``). See the module docstring."""
+    ``backend`` (``offline``, ``llm``, ``ragas``, ``cascade``; default ``llm`` when an endpoint
+    is configured, else ``offline``); ``options`` go to every named judge's factory (the
+    cascade's band: ``low``, ``high``, ``platt``). See the module docstring."""
     from ragjudge.adapters import run_sync
     from ragjudge.judges.registry import default_backend
-    from ragjudge.judges.runner import run_judges
+    from ragjudge.judges.runner import estimate_spend, run_judges
     from ragjudge.stats import aggregate
 
     items = load_rows(data)
     chosen = backend or default_backend()
-    built = build(judges, chosen, concurrency)
+    built = build(judges, chosen, concurrency, options)
+    preflight = run_sync(lambda: estimate_spend(built, items))
     results = run_sync(lambda: run_judges(built, items, concurrency=concurrency, progress=progress))
     return EvaluationResult(
         items=items,
         results=results,
         aggregates={n: aggregate(rs, seed=seed) for n, rs in results.items()},
         backend=chosen,
+        preflight=preflight,
     )

@@ -73,7 +73,7 @@ def register(app: typer.Typer) -> None:
         backend: str | None = typer.Option(
             None,
             "--backend",
-            help="offline | llm | ragas | a plugin's (default: llm if configured).",
+            help="offline | llm | ragas | cascade | a plugin's (default: llm if configured).",
         ),
         output: Path | None = typer.Option(None, "--output", "-o", help="Result rows (JSONL)."),
         json_summary: Path | None = typer.Option(None, "--json", help="Summary as JSON."),
@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
         from ragjudge.cli.failures import check_endpoint_used, failure_lines
         from ragjudge.judges.items import output_rows, read_items, write_jsonl
         from ragjudge.judges.registry import build_judges, default_backend
-        from ragjudge.judges.runner import run_judges
+        from ragjudge.judges.runner import estimate_spend, run_judges
         from ragjudge.schema import TokenUsage
         from ragjudge.stats import aggregate
 
@@ -109,6 +109,8 @@ def register(app: typer.Typer) -> None:
         rows, items = read_items(input)
         chosen = backend or default_backend()
         built = build_judges(names, chosen, concurrency)
+        for est in asyncio.run(estimate_spend(built, items)):
+            Console(stderr=True).print(f"pre-flight: {est.describe()}", highlight=False)
         if ex.kind == "ray":
             from ragjudge.distributed.jobs import judge_on_ray
 

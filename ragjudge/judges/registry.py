@@ -10,7 +10,7 @@ What a judge reads and whether it derives smaller k from k_max are its own decla
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from ragjudge.errors import ConfigError
@@ -43,7 +43,8 @@ def _load_builtins() -> None:
     # Importing the backends registers their judges. Missing optional extras are skipped.
     import importlib
 
-    for module in ("ragjudge.judges.offline", "ragjudge.judges.llm", "ragjudge.judges.ragas"):
+    modules = ("offline", "llm", "ragas", "cascade")  # cascade last: it joins the others
+    for module in (f"ragjudge.judges.{m}" for m in modules):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -68,10 +69,16 @@ def default_backend() -> str:
     return "llm" if LLMSettings.configured() else "offline"
 
 
-def build_judges(names: Sequence[str], backend: str, concurrency: int = 16) -> list[Judge]:
+def build_judges(
+    names: Sequence[str],
+    backend: str,
+    concurrency: int = 16,
+    options: Mapping[str, Any] | None = None,
+) -> list[Judge]:
     """The named judges of ``backend``; those whose factory takes a client (``takes_client``)
     get one each (own connection pool; shared ledger, cache and endpoint concurrency limit).
-    Every name is checked before any client is built."""
+    ``options`` are keyword options for every factory (the cascade's band). Every name is
+    checked before any client is built."""
     known = available()
     for name in names:
         if name not in known:
@@ -88,7 +95,7 @@ def build_judges(names: Sequence[str], backend: str, concurrency: int = 16) -> l
         clients = judge_clients(sum(wants), max_concurrency=concurrency)
     given = iter(clients)
     return [
-        create_judge(name, backend, **({"client": next(given)} if want else {}))
+        create_judge(name, backend, **(options or {}), **({"client": next(given)} if want else {}))
         for name, want in zip(names, wants, strict=True)
     ]
 
@@ -114,4 +121,11 @@ def create_judge(name: str, backend: str, **options: Any) -> Judge:
         raise ConfigError(
             f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
         )
+    params = inspect.signature(factory).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            raise ConfigError(
+                f"judge {name!r} on backend {backend!r} takes no option {', '.join(unknown)}"
+            )
     return conform(factory(**options))

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from ragjudge.judges.base import conform, precheck, result_backend
 from ragjudge.judges.items import cap_item, record_truncation
 from ragjudge.llm.settings import error_text
-from ragjudge.protocols import BatchedJudge, CappedJudge, Judge
-from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
+from ragjudge.protocols import BatchedJudge, CappedJudge, Judge, SpendingJudge
+from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus, SpendEstimate
 
 
 def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
@@ -80,6 +80,14 @@ def prepared_slices(judges: Sequence[Judge], items: Sequence[JudgeInput]) -> Ite
             except Exception:
                 continue  # judging the items reports the error
         yield part
+
+
+async def estimate_spend(
+    judges: Sequence[Judge], items: Sequence[JudgeInput]
+) -> list[SpendEstimate]:
+    """What each ``SpendingJudge`` among ``judges`` expects to spend on ``items``, before
+    anything is spent (the cascade's pre-flight: items it will escalate, calls, cost)."""
+    return [await j.estimate_spend(items) for j in judges if isinstance(j, SpendingJudge)]
 
 
 async def run_judges(

@@ -80,6 +80,20 @@ class Budget:
         if why is not None:
             raise BudgetExhausted(why)
 
+    def check_estimate(self, calls: int, cost_usd: float) -> None:
+        """Raise ``BudgetExhausted`` unless ``calls`` more calls costing ``cost_usd`` (a
+        pre-flight estimate, ``protocols.SpendingJudge``) fit both limits."""
+        if self.max_calls is not None and self.spent_calls + calls > self.max_calls:
+            raise BudgetExhausted(
+                f"pre-flight: {calls} LLM call(s) expected, {self.spent_calls} of "
+                f"max_calls = {self.max_calls} already spent"
+            )
+        if self.max_cost is not None and self.spent_cost + cost_usd > self.max_cost:
+            raise BudgetExhausted(
+                f"pre-flight: ${cost_usd:.4f} of LLM calls expected, ${self.spent_cost:.4f} "
+                f"of max_cost_usd = ${self.max_cost:g} already spent"
+            )
+
     def done(self, usage: TokenUsage | None) -> None:
         """One admitted item finished (``usage`` None if it was cancelled)."""
         self.in_flight -= 1

@@ -97,7 +97,8 @@ def build_components(config: SweepConfig) -> Components:
         else:
             wants = takes_client(n, backend)
             llm_judged = llm_judged or wants
-            judge = create_judge(n, backend, **({"client": client} if wants else {}))
+            options = {**config.judges.options, **({"client": client} if wants else {})}
+            judge = create_judge(n, backend, **options)
         judges.append(judge)
     judges += [CriteriaJudge(n, c, client=next(clients)) for n, c in criteria.items()]
     models = RunModels(

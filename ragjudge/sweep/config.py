@@ -154,7 +154,12 @@ class JudgesConfig(_Strict):
     names: list[str] = Field(default_factory=lambda: list(JUDGE_NAMES))
     """Registered judge names (of ``backend``) or import paths ``package.module:object`` of
     custom judges (a ``Judge``, a class building one, or an ``@ragjudge.judge`` function)."""
-    backend: Literal["offline", "llm", "ragas"] = "offline"
+    backend: Literal["offline", "llm", "ragas", "cascade"] = "offline"
+    """``cascade``: the offline judge on every item, the LLM judge on the uncertain ones
+    (``ragjudge.judges.cascade``; its band in ``options``)."""
+    options: dict[str, Any] = Field(default_factory=dict)
+    """Keyword options given to every named judge's factory on ``backend`` (the cascade's
+    ``low``, ``high`` and ``platt``)."""
     criteria: dict[str, str] = Field(default_factory=dict)
     """Criteria judges (``ragjudge.judges.llm.criteria``): name -> the criterion in plain words,
     e.g. ``{polite: "Is the answer polite?"}``; they call the configured LLM."""

@@ -202,6 +202,7 @@ class InProcessExecutor:
         if plan.known:
             self.store.put_judge_results(self.run_id, plan.known)
         ks = self.config.ks
+        await self._preflight([*plan.prefix, *((j, t) for _, j, t in plan.per_k)])
         for judge, tasks in plan.prefix:
             self.progress(f"judging {judge.name} once at k={ks[-1]} ({len(tasks)} cases)")
             t0 = time.perf_counter()
@@ -212,6 +213,20 @@ class InProcessExecutor:
             t0 = time.perf_counter()
             await self._run(judge, tasks, lambda t, r: t.rows(r))
             self.timings[f"judge@{k}"] += time.perf_counter() - t0
+
+    async def _preflight(self, work: Sequence[tuple[Judge, Sequence[JudgeTask]]]) -> None:
+        """Before any call: each ``SpendingJudge`` says what its tasks will cost (the
+        cascade: how many items escalate to the LLM); the total must fit the budget, else
+        ``BudgetExhausted`` before anything is spent."""
+        from ragjudge.judges.runner import estimate_spend
+
+        calls, cost = 0, 0.0
+        for judge, tasks in work:
+            for est in await estimate_spend([judge], [t.item for t in tasks]):
+                self.progress(f"pre-flight: {est.describe()}")
+                calls, cost = calls + est.calls, cost + est.cost_usd
+        if calls:
+            self.budget.check_estimate(calls, cost)
 
     async def _judge_one(self, judge: Judge, item: JudgeInput) -> JudgeResult:
         from ragjudge.judges.runner import judge_one

@@ -1,0 +1,140 @@
+"""The judge cascade: the offline judge decides what it is sure of, the LLM judge the rest.
+
+Routing, budget and bookkeeping through the real ``openai`` client over HTTP to the scripted
+local server (``tests/fixtures/llm.py``)."""
+
+from __future__ import annotations
+
+import pytest
+
+import ragjudge
+from ragjudge.errors import ConfigError
+from ragjudge.judges.cascade import fit_band
+from ragjudge.judges.registry import create_judge
+from ragjudge.store import RunStore
+from ragjudge.sweep.components import build_components
+from ragjudge.sweep.run import run_sweep
+from tests.test_sweep_run import config, make_testset
+
+ROWS = [
+    {
+        "id": "lit",
+        "question": "When was the Greyhaven Rock Lighthouse first lit?",
+        "answer": "It was first lit in 1811.",
+        "contexts": ["When Greyhaven was first lit in 1811, its light came from 24 lamps."],
+    },
+    {
+        "id": "engineer",
+        "question": "Who was the engineer?",
+        "answer": "Thomas Aldane designed it in Paris in 1920.",
+        "contexts": ["Construction began in 1807 under the engineer Thomas Aldane."],
+    },
+    {
+        "id": "fuel",
+        "question": "What fuel did the lamps burn?",
+        "answer": "The lamps burned colza oil, pressed from rapeseed, from 1846.",
+        "contexts": ["From 1846 the Argand lamps burned colza oil pressed from rapeseed."],
+    },
+    {
+        "id": "paint",
+        "question": "How was the tower painted?",
+        "answer": "The tower was probably painted white, like most towers of its time.",
+        "contexts": ["The tower's granite was left bare until 1902."],
+    },
+]
+
+
+def offline_scores() -> dict[str, float]:
+    out = ragjudge.evaluate(ROWS, ["faithfulness"], backend="offline")
+    return {r.item_id: float(r.score) for r in out.results["faithfulness"] if r.score is not None}
+
+
+def test_routing_and_bookkeeping(llm_env):
+    scores = offline_scores()
+    assert len(scores) == len(ROWS)
+    ordered = sorted(scores.values())
+    low, high = ordered[1] - 1e-9, ordered[2] + 1e-9  # the two middle items escalate
+    out = ragjudge.evaluate(
+        ROWS, ["faithfulness"], backend="cascade", options={"low": low, "high": high}
+    )
+    results = {r.item_id: r for r in out.results["faithfulness"]}
+    escalated = {i for i, s in scores.items() if low <= s <= high}
+    assert len(escalated) == 2
+    judge_calls = [r for r in llm_env.chat_requests() if "faithfulness" in str(r)]
+    assert len(judge_calls) == len(escalated)  # one LLM call per escalated item, none else
+    for item_id, r in results.items():
+        f = r.evidence.features
+        assert f["cascade_first_score"] == pytest.approx(scores[item_id])
+        assert r.judge_version.startswith("cascade[band=")
+        if item_id in escalated:
+            assert (r.backend, f["cascade_escalated"], r.usage.calls) == ("llm", 1.0, 1)
+            assert r.evidence.claims  # the LLM judge's own evidence
+        else:
+            assert (r.backend, f["cascade_escalated"], r.usage.calls) == ("offline", 0.0, 0)
+            assert r.score == pytest.approx(scores[item_id])
+    assert out.usage.calls == len(escalated)
+
+
+def test_band_options_are_checked():
+    with pytest.raises(ConfigError, match=r"low = 0\.8 is above high = 0\.2"):
+        create_judge("faithfulness", "cascade", low=0.8, high=0.2)
+    with pytest.raises(
+        ConfigError, match=r"judges\.options of the faithfulness cascade: width: Extra inputs"
+    ):
+        create_judge("faithfulness", "cascade", width=0.3)
+    with pytest.raises(ConfigError, match="takes no option low"):
+        create_judge("faithfulness", "offline", low=0.3)
+
+
+def test_fit_band_reaches_the_target():
+    scores = [0.05, 0.1, 0.2, 0.35, 0.45, 0.55, 0.6, 0.7, 0.8, 0.9, 0.95, 0.4]
+    verdicts = [0, 0, 0, 1, 0, 1, 0, 1, 1, 1, 1, 1]
+    loose = fit_band(scores, verdicts, target=0.8)
+    tight = fit_band(scores, verdicts, target=1.0)
+    assert tight.low <= loose.low and tight.high >= loose.high
+    for band, target in ((loose, 0.8), (tight, 1.0)):
+        agree = [
+            band.low <= band.probability(s) <= band.high or (band.probability(s) >= 0.5) == y
+            for s, y in zip(scores, verdicts, strict=True)
+        ]
+        assert sum(agree) / len(agree) >= target
+    assert not (loose.low == 0.0 and loose.high == 1.0)  # a loose target keeps some offline
+
+
+def cascade_config(**budget):
+    return config(
+        judges={
+            "names": ["faithfulness", "answer_relevancy"],
+            "backend": "cascade",
+            "options": {"low": 0.0, "high": 0.6},
+        },
+        budget=budget,
+        ks=[1, 2],
+    )
+
+
+def test_sweep_preflight_stops_before_spending(llm_env, tmp_path):
+    cfg = cascade_config(max_calls=1)
+    out = run_sweep(
+        cfg,
+        store=RunStore(tmp_path / "r.sqlite"),
+        components=build_components(cfg),
+        testset=make_testset(),
+    )
+    assert out.status == "stopped_budget"
+    assert llm_env.chat_requests() == []  # nothing was sent
+
+
+def test_sweep_runs_the_cascade_within_budget(llm_env, tmp_path):
+    cfg = cascade_config(max_calls=200)
+    store = RunStore(tmp_path / "r.sqlite")
+    out = run_sweep(cfg, store=store, components=build_components(cfg), testset=make_testset())
+    assert out.status == "finished"
+    rows = [r.result for r in store.judge_results(out.run_id)]
+    assert rows
+    by = {b: [r for r in rows if r.backend == b] for b in ("offline", "llm")}
+    assert by["llm"] and by["offline"]  # some escalated, some kept
+    assert all(r.evidence.features["cascade_escalated"] == 1.0 for r in by["llm"])
+    assert all(r.usage.calls == 0 for r in by["offline"])
+    paid = sum(r.usage.calls for r in rows)
+    assert paid == len(llm_env.chat_requests()) <= 200
