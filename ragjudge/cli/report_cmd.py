@@ -50,8 +50,8 @@ def report(
     from rich.console import Console
 
     from ragjudge.errors import ConfigError
-    from ragjudge.report.build import build_report, check_out_dir, ordered, write_report
-    from ragjudge.report.from_store import check_comparable, load_run_scores, resolve_runs
+    from ragjudge.report.build import check_out_dir, ordered, write_report
+    from ragjudge.report.from_store import resolve_runs, stored_report
     from ragjudge.report.thresholds import load_thresholds
     from ragjudge.store import RunStore
 
@@ -65,24 +65,16 @@ def report(
         run_id, base_id, warnings = resolve_runs(
             store, run, baseline, baseline_tag, allow_unfinished=allow_unfinished
         )
-        current = load_run_scores(store, run_id)
-        base = load_run_scores(store, base_id)
-        notes = check_comparable(current, base, allow_partial=allow_partial)
-        cm = store.manifest(run_id)
-        past = [m for m in store.list_runs() if m.dataset_hash == cm.dataset_hash]
-        ids = [m.run_id for m in past if m.started_at <= cm.started_at][-history:]
-        if run_id not in ids:
-            ids.append(run_id)
-        runs = [current if i == run_id else load_run_scores(store, i, evidence=False) for i in ids]
-    result = build_report(
-        current,
-        base,
-        thresholds=rules,
-        history=runs,
-        headline_k=headline_k,
-        notes=notes,
-        warnings=warnings,
-    )
+        result = stored_report(
+            store,
+            run_id,
+            base_id,
+            thresholds=rules,
+            history=history,
+            headline_k=headline_k,
+            allow_partial=allow_partial,
+            warnings=warnings,
+        )
     paths = write_report(result, out, fmts)
     for w in result.warnings:
         console.print(f"[bold red]warning[/]: {w}", highlight=False)

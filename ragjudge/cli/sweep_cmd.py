@@ -24,12 +24,15 @@ def _console() -> Console:
     return Console(stderr=True, highlight=False)
 
 
-def _print_summary(summary: SweepSummary) -> None:
+def _print_summary(summary: SweepSummary, folder: Path | None) -> None:
+    """The per-k means and the choice of k; ``folder`` holds the written tables (None: none
+    were written, and the title says how to get them)."""
     from rich.table import Table
 
     from ragjudge.sweep.render import choice_sentence
 
-    table = Table(title=f"run {summary.run_id}: mean per k (CI and coverage in metrics.csv)")
+    where = f"in {folder}/metrics.csv" if folder is not None else "with --out DIR"
+    table = Table(title=f"run {summary.run_id}: mean per k (CI and coverage {where})")
     table.add_column("metric")
     for k in summary.ks:
         style = "bold green" if k == summary.choice.best_k else None
@@ -116,7 +119,7 @@ def sweep(
     )
     folder = out or Path(f"sweep-{outcome.run_id}")
     write_report(outcome.summary, folder)
-    _print_summary(outcome.summary)
+    _print_summary(outcome.summary, folder)
     calls = ""
     if outcome.llm_calls or outcome.cached_calls:
         calls = (
@@ -148,7 +151,7 @@ def demo(
     check_out_dir(out)  # before any work
     err = _console()
     result = run_demo(out, cases=cases, progress=err.print, progress_bar=err.is_terminal)
-    _print_summary(result.summary)
+    _print_summary(result.summary, out)
     best = result.summary.choice.best_k
     print(f"chosen k = {best}; tables, plots and summary in {out}/ (open {out}/summary.html)")
 
@@ -217,7 +220,7 @@ def runs_show(
     con.print(f"models {m.models}; prompts {m.prompts}; ragjudge {m.ragjudge_version}")
     con.print(f"rows {store.counts(run_id)}")
     summary = summarise_run(store, run_id)
-    _print_summary(summary)
+    _print_summary(summary, out)
     if out is not None:
         write_report(summary, out)
         con.print(f"report in {out}/")

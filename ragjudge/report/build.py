@@ -1,30 +1,29 @@
 """Build a regression report and write it as Markdown, self-contained HTML and JSON.
 
 The JSON is the stable, machine-readable form (``schema_version`` bumps on any breaking change);
-the Markdown fits a pull-request comment and escapes user text once (``_md_escape``; the
-Markdown template is not autoescaped); the HTML embeds its plots (base64 PNG) and escapes all
-user text (questions, claims, ids) through jinja2's autoescaping. Both list the comparisons
-regressed first, then inconclusive, then the rest, each group by effect size (``ordered``).
+the Markdown fits a pull-request comment; the HTML embeds its plots (base64 PNG). Both are
+rendered by the one presentation layer (``ragjudge.render``), which escapes user text
+(questions, claims, ids) once; the ``ui`` compare page shows the same ``Report``. Both list
+the comparisons regressed first, then inconclusive, then the rest, each group by effect size
+(``ordered``).
 """
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from jinja2 import Environment, PackageLoader
 from pydantic import BaseModel, Field
 
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
+from ragjudge.render import data_uri, render, to_json
 from ragjudge.report.compare import Comparison, MetricComparison, compare_runs, primary_keys
 from ragjudge.report.compare import headline_k as headline_k_of
 from ragjudge.report.history import HistoryPoint, history_points
-from ragjudge.report.movers import MovedQuery, moved_queries
+from ragjudge.report.movers import Move, MovedQuery, moved_queries
 from ragjudge.report.plots import plot_effects, plot_history
 from ragjudge.report.runscores import RunScores, add_objective, objective_weights
 from ragjudge.report.thresholds import Thresholds
@@ -78,10 +77,22 @@ def headline_keys(run: RunScores, head_k: int | None) -> list[tuple[str, int]]:
     )
 
 
-def _primary_text(metrics: list[str], ks: list[int], pooled: bool) -> str:
+def _primary_text(
+    metrics: list[str], ks: list[int], pooled: bool, compared: Sequence[MetricComparison]
+) -> str:
+    """Which comparisons are primary and how many of them Holm's correction covers: a
+    comparison with nothing to test (identical, too few queries) enters no family."""
     at = f"k = {', '.join(map(str, ks))}" if ks else "no k"
     how = f"each pooled over {at}" if pooled else f"at {at}"
-    return f"{', '.join(metrics) or 'none'} {how} (Holm); everything else secondary (BH)"
+    rows = [m for m in compared if m.role == "primary"]
+    tested = sum(m.correction is not None for m in rows)
+    family = f"Holm over the {tested} tested"
+    if tested < len(rows):
+        family += f"; {len(rows) - tested} not tested (identical or too few queries)"
+    return (
+        f"{', '.join(metrics) or 'none'} {how}: {len(rows)} comparisons ({family}); "
+        "everything else secondary (BH)"
+    )
 
 
 def build_report(
@@ -118,7 +129,7 @@ def build_report(
         baseline=_summary(baseline),
         verdict="regressed" if comparison.regressed else "ok",
         counts=comparison.counts(),
-        primary=_primary_text(p_metrics, p_ks, thresholds.primary.pool_ks),
+        primary=_primary_text(p_metrics, p_ks, thresholds.primary.pool_ks, comparison.metrics),
         fail_on=thresholds.fail_on,
         metrics=comparison.metrics,
         moved=moved_queries(current, baseline, comparison, n=n_movers),
@@ -139,29 +150,74 @@ def ordered(metrics: Sequence[MetricComparison]) -> list[MetricComparison]:
     return sorted(metrics, key=lambda m: (group(m), -abs(m.diff or 0.0), m.role != "primary"))
 
 
-def _env() -> Environment:
-    env = Environment(
-        loader=PackageLoader("ragjudge.report", "templates"),
-        # HTML only: the Markdown template escapes user text itself (the "md" filter), once.
-        autoescape=lambda name: name is None or ".html" in name,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    env.filters["num"] = lambda x, d=3: "–" if x is None else f"{x:.{d}f}"
-    env.filters["pval"] = lambda x: "–" if x is None else f"{x:.2g}"
-    env.filters["signed"] = lambda x: "–" if x is None else f"{x:+.3f}"
-    env.filters["pct"] = lambda x: "–" if x is None else f"{x:.0%}"
-    env.filters["md"] = _md_escape
-    env.globals["ordered"] = ordered
-    return env
+VERDICT_MARK = {
+    "regressed": "▼",
+    "improved": "▲",
+    "unchanged": "=",
+    "inconclusive": "?",
+    "identical": "≡",
+}
 
 
-def _md_escape(text: object) -> str:
-    """Make user text safe inside a Markdown table cell (pipes, newlines, HTML)."""
-    s = " ".join(str(text).split())
-    for ch, rep in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|")):
-        s = s.replace(ch, rep)
-    return s
+class MetricAcrossK(BaseModel):
+    """One metric's comparisons side by side: ``cells[i]`` is its comparison at ``ks[i]``."""
+
+    metric: str
+    cells: list[MetricComparison | None]
+
+
+def by_metric(metrics: Sequence[MetricComparison]) -> tuple[list[int], list[MetricAcrossK]]:
+    """The per-k comparisons grouped into one row per metric, in ``ordered`` order of each
+    metric's most notable comparison; pooled comparisons (k = None) are left out."""
+    ks = sorted({m.k for m in metrics if m.k is not None})
+    rows: dict[str, dict[int, MetricComparison]] = {}
+    for m in ordered(metrics):
+        if m.k is not None:
+            rows.setdefault(m.metric, {})[m.k] = m
+    return ks, [
+        MetricAcrossK(metric=metric, cells=[cells.get(k) for k in ks])
+        for metric, cells in rows.items()
+    ]
+
+
+class MetricMoves(BaseModel):
+    """One query's moves on one metric, runs of k with the same change merged."""
+
+    metric: str
+    spans: list[tuple[str, Move]]
+    """(``"2"`` or ``"4–10"``, the first move of that run of k)."""
+    claims_lost: list[str]
+    left_top_k: list[str]
+
+
+def moves_by_metric(query: MovedQuery) -> list[MetricMoves]:
+    """``query.moves`` grouped by metric (largest drop first); consecutive k with the same
+    baseline and current value become one span; evidence is the union over the metric's k."""
+    groups: dict[str, list[Move]] = {}
+    for mv in query.moves:
+        groups.setdefault(mv.metric, []).append(mv)
+    out = []
+    for metric, moves in groups.items():
+        moves.sort(key=lambda x: x.k)
+        spans: list[list[Move]] = []
+        for mv in moves:
+            last = spans[-1][-1] if spans else None
+            same = last is not None and (last.baseline, last.current) == (mv.baseline, mv.current)
+            if same and last is not None and mv.k == last.k + 1:
+                spans[-1].append(mv)
+            else:
+                spans.append([mv])
+        out.append(
+            MetricMoves(
+                metric=metric,
+                spans=[
+                    (f"{s[0].k}" if len(s) == 1 else f"{s[0].k}–{s[-1].k}", s[0]) for s in spans
+                ],
+                claims_lost=sorted({c for mv in moves for c in mv.claims_lost}),
+                left_top_k=sorted({d for mv in moves for d in mv.left_top_k}),
+            )
+        )
+    return sorted(out, key=lambda g: min(mv.delta for _, mv in g.spans))
 
 
 def _plots(report: Report) -> dict[str, bytes]:
@@ -175,19 +231,24 @@ def _plots(report: Report) -> dict[str, bytes]:
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(report.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    return to_json(report)
 
 
 def render_markdown(report: Report, plot_files: Sequence[str] = ()) -> str:
-    return _env().get_template("report.md.j2").render(r=report, plots=plot_files)
+    return render(
+        "report.md.j2",
+        r=report,
+        plots=plot_files,
+        ordered=ordered,
+        by_metric=by_metric,
+        moves_by_metric=moves_by_metric,
+        mark=VERDICT_MARK,
+    )
 
 
 def render_html(report: Report, plots: dict[str, bytes]) -> str:
-    embedded = {
-        name: "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-        for name, data in plots.items()
-    }
-    return _env().get_template("report.html.j2").render(r=report, plots=embedded)
+    embedded = {name: data_uri(data) for name, data in plots.items()}
+    return render("report.html.j2", r=report, plots=embedded, ordered=ordered)
 
 
 def check_out_dir(out_dir: str | Path) -> Path:

@@ -351,7 +351,7 @@ def _verdict(u: _Unit) -> tuple[VerdictName, str, bool]:
     name = "Holm" if u.role == "primary" else "BH"
     stats = (
         f"{_f(u.diff)} [{_f(u.ci[0])}, {_f(u.ci[1])}], p={u.p_adj:.3g} "
-        f"({name} over {m} {u.role}), n={n}"
+        f"({name} over the {m} tested {u.role}), n={n}"
     )
     lo, hi = u.eq
     equivalent = e > 0 and lo is not None and hi is not None and -e < lo and hi < e

@@ -8,10 +8,13 @@ results, the answers' context ids and the run's stored test cases (questions and
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 from ragjudge.errors import ConfigError
+from ragjudge.report.build import Report, build_report
 from ragjudge.report.runscores import MetricSeries, RunScores
+from ragjudge.report.thresholds import Thresholds
 from ragjudge.store import RunStore
 from ragjudge.store.view import RunView
 
@@ -147,3 +150,37 @@ def check_comparable(current: RunScores, baseline: RunScores, *, allow_partial: 
     for run in (current, baseline):
         run.series = [s for s in run.series if s.metric not in differing]
     return notes
+
+
+def stored_report(
+    store: RunStore,
+    run_id: str,
+    base_id: str,
+    *,
+    thresholds: Thresholds | None = None,
+    history: int = 10,
+    headline_k: int | None = None,
+    allow_partial: bool = False,
+    warnings: Sequence[str] = (),
+) -> Report:
+    """The regression report of ``run_id`` against ``base_id``, with the last ``history`` runs
+    on the same data set (up to the current run) for the trend: what ``ragjudge report`` and
+    the ``ui`` compare page show."""
+    current = load_run_scores(store, run_id)
+    base = load_run_scores(store, base_id)
+    notes = check_comparable(current, base, allow_partial=allow_partial)
+    cm = store.manifest(run_id)
+    past = [m for m in store.list_runs() if m.dataset_hash == cm.dataset_hash]
+    ids = [m.run_id for m in past if m.started_at <= cm.started_at][-history:]
+    if run_id not in ids:
+        ids.append(run_id)
+    runs = [current if i == run_id else load_run_scores(store, i, evidence=False) for i in ids]
+    return build_report(
+        current,
+        base,
+        thresholds=thresholds,
+        history=runs,
+        headline_k=headline_k,
+        notes=notes,
+        warnings=warnings,
+    )

@@ -3,8 +3,9 @@
 For every compared (metric, k) the per-query change is ``current - baseline`` (from the flagged
 metrics when any metric was flagged, else from all; pooled and identical rows add nothing). A
 query appears once, with all its moves (drops first); queries are ordered by their largest
-change |delta|. Each move carries the claims that flipped from supported to unsupported (judge
-metrics with claim evidence) and the relevant documents that left the top k.
+change |delta|. Each move carries the claims of the current answer that are unsupported now
+and were not before (judge metrics with claim evidence) and the relevant documents that left
+the top k.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from ragjudge.report.compare import Comparison
 from ragjudge.report.runscores import RunScores
+from ragjudge.schema import ClaimVerdict
 
 
 class Move(BaseModel):
@@ -22,8 +24,11 @@ class Move(BaseModel):
     current: float
     delta: float
     claims_lost: list[str] = Field(default_factory=list)
-    """Claims supported in the baseline and no longer supported now."""
+    """Claims of the current answer (or key points) that are not supported now and were
+    supported in the baseline, or were not in the baseline's answer; quoted from the current
+    answer, never from the baseline's."""
     claims_gained: list[str] = Field(default_factory=list)
+    """Claims of the current answer supported now and not before (or new)."""
     left_top_k: list[str] = Field(default_factory=list)
     """Relevant documents in the baseline's top k that are not in the current top k."""
     entered_top_k: list[str] = Field(default_factory=list)
@@ -45,19 +50,12 @@ def _norm(text: str) -> str:
     return " ".join(text.lower().split())
 
 
-def _supported(run: RunScores, metric: str, k: int, case_id: str) -> set[str] | None:
-    r = run.results.get((metric, k, case_id))
-    if r is None or not (r.evidence.claims or r.evidence.key_points):
-        return None
-    claims = r.evidence.claims or r.evidence.key_points
-    return {_norm(c.claim) for c in claims if c.verdict == "supported"}
-
-
-def _claim_text(run: RunScores, metric: str, k: int, case_id: str) -> dict[str, str]:
+def _verdicts(run: RunScores, metric: str, k: int, case_id: str) -> dict[str, ClaimVerdict]:
+    """Normalised claim text -> the claim's verdict, for a result with claim evidence."""
     r = run.results.get((metric, k, case_id))
     if r is None:
         return {}
-    return {_norm(c.claim): c.claim for c in (r.evidence.claims or r.evidence.key_points)}
+    return {_norm(c.claim): c for c in (r.evidence.claims or r.evidence.key_points)}
 
 
 def moved_queries(
@@ -94,12 +92,18 @@ def _move(
     current: RunScores, baseline: RunScores, metric: str, k: int, case_id: str, b: float, c: float
 ) -> Move:
     mover = Move(metric=metric, k=k, baseline=b, current=c, delta=c - b)
-    was, now = _supported(baseline, metric, k, case_id), _supported(current, metric, k, case_id)
-    if was is not None and now is not None:
-        texts = {**_claim_text(current, metric, k, case_id)}
-        texts.update(_claim_text(baseline, metric, k, case_id))
-        mover.claims_lost = sorted(texts[x] for x in was - now)
-        mover.claims_gained = sorted(texts[x] for x in now - was)
+    was, now = _verdicts(baseline, metric, k, case_id), _verdicts(current, metric, k, case_id)
+    if was and now:
+        mover.claims_lost = sorted(
+            c.claim
+            for x, c in now.items()
+            if c.verdict != "supported" and (x not in was or was[x].verdict == "supported")
+        )
+        mover.claims_gained = sorted(
+            c.claim
+            for x, c in now.items()
+            if c.verdict == "supported" and (x not in was or was[x].verdict != "supported")
+        )
     before = baseline.contexts.get((case_id, k))
     after = current.contexts.get((case_id, k))
     if before is not None and after is not None:

@@ -1,34 +1,30 @@
 """Writing a sweep's results to a folder: tables (CSV, JSON), plots (PNG) and a short summary
-in Markdown and HTML (jinja2, autoescaped). The HTML is one self-contained file: its plots are
-embedded as base64 PNG data URIs, like the regression report's. Every number is printed as
-``mean [ci_low, ci_high] (n scored/n total)``.
+in Markdown and HTML. The summary is one presentation model (``RunSummary``) rendered by the
+one presentation layer (``ragjudge.render``: ``sweep.md.j2``, ``sweep.html.j2``, the ``ui``
+run page). The HTML is one self-contained file: its plots are embedded as base64 PNG data URIs,
+like the regression report's. Every number is printed as ``mean [ci_low, ci_high] (n scored/n
+total)``.
 """
 
 from __future__ import annotations
 
-import base64
 import csv
 import json
 from pathlib import Path
 
-from jinja2 import Environment, select_autoescape
+from pydantic import BaseModel, Field
 
-from ragjudge.schema import Aggregate
-from ragjudge.sweep.analysis import SweepSummary
+from ragjudge.render import data_uri, fmt_aggregate, render
+from ragjudge.schema import Aggregate, RunManifest
+from ragjudge.sweep.analysis import CostAtK, NoiseTest, SweepSummary
 from ragjudge.sweep.plots import write_plots
 
-
-def fmt(a: Aggregate | None, digits: int = 3) -> str:
-    """``0.812 [0.771, 0.850] (48/50)``, or ``n/a (0/50)`` when nothing was scored."""
-    if a is None:
-        return "n/a"
-    if a.mean is None:
-        return f"n/a ({a.n_scored}/{a.n_total})"
-    cov = f" ({a.n_scored}/{a.n_total})" if a.n_total else ""
-    return f"{a.mean:.{digits}f} [{a.ci_low:.{digits}f}, {a.ci_high:.{digits}f}]{cov}"
+fmt = fmt_aggregate
 
 
 def choice_sentence(summary: SweepSummary) -> str:
+    """The best k, the set within noise and, when a smaller k is within noise, how the cheapest
+    of them relates to the best (its paired difference and what choosing it means)."""
     c = summary.choice
     if c.best_k is None:
         return f"No k could be chosen: {c.reason}."
@@ -40,7 +36,14 @@ def choice_sentence(summary: SweepSummary) -> str:
     )
     smallest = c.smallest_within_noise
     if smallest is not None and smallest < c.best_k:
+        test = next((t for t in c.tests if t.k == smallest), None)
         text += f"; the cheapest of these is k = {smallest}"
+        if test is not None:
+            text += f", {test.diff:+.3f} [{test.ci_low:+.3f}, {test.ci_high:+.3f}] from the best"
+        text += (
+            f". The chosen k is the best, k = {c.best_k}; k = {smallest} is not distinguishable "
+            f"from it at 95% and uses fewer documents, so choose k = {smallest} when cost matters"
+        )
     return text + "."
 
 
@@ -54,119 +57,79 @@ def objective_text(summary: SweepSummary) -> str:
     return text
 
 
-def _md_table(summary: SweepSummary) -> str:
-    names = [*summary.judges, *summary.retrieval_metrics, "objective"]
+class MetricRow(BaseModel):
+    """One metric across k: ``cells[i]`` is the aggregate at ``RunSummary.ks[i]``."""
+
+    name: str
+    kind: str
+    cells: list[Aggregate | None]
+
+
+class RunSummary(BaseModel):
+    """A sweep's summary as data: what the Markdown, the HTML file, the JSON and the ``ui``
+    run page show."""
+
+    run_id: str
+    manifest: RunManifest | None = None
+    n_cases: int
+    ks: list[int]
+    best_k: int | None
+    within_noise: list[int]
+    not_retrieved: list[int] = Field(default_factory=list)
+    choice: str
+    """``choice_sentence``."""
+    objective: str
+    """``objective_text``."""
+    rows: list[MetricRow]
+    """Every judge, then every retrieval metric, then the objective."""
+    tests: list[NoiseTest]
+    """The paired difference of each k from the best."""
+    costs: list[CostAtK]
+
+    def k_class(self, k: int) -> str:
+        """``best``, ``noise`` (within noise of the best) or ``""``: the cell's CSS class."""
+        return "best" if k == self.best_k else "noise" if k in self.within_noise else ""
+
+
+def run_summary(summary: SweepSummary) -> RunSummary:
+    """The presentation model of a sweep's summary."""
     tables = summary.table()
-    head = "| metric | " + " | ".join(f"k={k}" for k in summary.ks) + " |"
-    sep = "|---|" + "---|" * len(summary.ks)
-    rows = [head, sep]
-    for name in names:
-        per_k = tables.get(name, {})
-        cells = []
-        for k in summary.ks:
-            a = per_k.get(k)
-            cells.append(f"{a.mean:.3f}" if a is not None and a.mean is not None else "n/a")
-        rows.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(rows)
+    kinds = {m.metric: m.kind for m in summary.metrics}
+    names = [*summary.judges, *summary.retrieval_metrics, "objective"]
+    return RunSummary(
+        run_id=summary.run_id,
+        manifest=summary.manifest,
+        n_cases=summary.n_cases,
+        ks=summary.ks,
+        best_k=summary.choice.best_k,
+        within_noise=summary.choice.within_noise,
+        not_retrieved=summary.choice.not_retrieved,
+        choice=choice_sentence(summary),
+        objective=objective_text(summary),
+        rows=[
+            MetricRow(
+                name=n,
+                kind=kinds.get(n, "objective"),
+                cells=[tables.get(n, {}).get(k) for k in summary.ks],
+            )
+            for n in names
+        ],
+        tests=summary.choice.tests,
+        costs=summary.costs,
+    )
 
 
 def render_markdown(summary: SweepSummary, plots: dict[str, Path]) -> str:
-    m = summary.manifest
-    lines = [f"# k-sweep {summary.run_id}", ""]
-    if m is not None:
-        lines += [
-            f"Data set **{m.dataset_name}** ({summary.n_cases} cases, "
-            f"hash `{m.dataset_hash[:12]}`), "
-            f"config `{m.config_hash}`, ragjudge {m.ragjudge_version}, status **{m.status}**.",
-            "",
-        ]
-    lines += [f"**{choice_sentence(summary)}**", "", f"Objective: {objective_text(summary)}.", ""]
-    lines += ["## Means per k", "", _md_table(summary), ""]
-    lines += [
-        "Means with 95% bootstrap intervals and coverage are in `metrics.csv`; "
-        "the paired tests against the best k in `choice.json`.",
-        "",
-    ]
-    c = summary.choice
-    if c.tests:
-        lines += ["## Difference from the best k (paired bootstrap)", ""]
-        lines += ["| k | mean diff | 95% CI | within noise |", "|---|---|---|---|"]
-        for t in c.tests:
-            flag = "yes" if t.within_noise else "no"
-            lines.append(
-                f"| {t.k} | {t.diff:+.3f} | [{t.ci_low:+.3f}, {t.ci_high:+.3f}] | {flag} |"
-            )
-        lines.append("")
-    lines += ["## Plots", ""]
-    lines += [f"![{name}]({p.name})" for name, p in plots.items()]
-    lines.append("")
-    return "\n".join(lines)
-
-
-_HTML = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>k-sweep {{ s.run_id }}</title>
-<style>
-body{font-family:system-ui,sans-serif;max-width:1400px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:1em 0;font-size:.82em}
-td,th{border:1px solid #ccc;padding:.3em .5em;text-align:right;white-space:nowrap}
-small{color:#666}
-td:first-child,th:first-child{text-align:left}
-.choice{background:#eef7ee;border-left:4px solid #2a2;padding:.6em 1em}
-.best{background:#dff0d8}.noise{background:#f3faf1}
-img{max-width:100%;margin:.5em 0}
-</style></head><body>
-<h1>k-sweep {{ s.run_id }}</h1>
-{% if m %}<p>Data set <b>{{ m.dataset_name }}</b> ({{ s.n_cases }} cases, hash
-<code>{{ m.dataset_hash[:12] }}</code>), config <code>{{ m.config_hash }}</code>,
-ragjudge {{ m.ragjudge_version }}, status <b>{{ m.status }}</b>.</p>{% endif %}
-<p class="choice">{{ choice }}</p>
-<p>{{ objective }}.</p>
-<h2>Per k: mean [95% CI] (scored/total)</h2>
-<table><tr><th>metric</th>
-{% for k in s.ks %}<th class="{{ cls[k] }}">k={{ k }}</th>{% endfor %}</tr>
-{% for name, cells in rows %}<tr><td>{{ name }}</td>
-{% for k, mean, ci, cov in cells %}<td class="{{ cls[k] }}"><b>{{ mean }}</b><br>
-<small>{{ ci }}<br>{{ cov }}</small></td>{% endfor %}</tr>
-{% endfor %}</table>
-<h2>Plots</h2>
-{% for name, src in plots %}<img class="plot" src="{{ src }}" alt="{{ name }}">{% endfor %}
-</body></html>
-"""
-
-
-def _cell(a: Aggregate | None) -> tuple[str, str, str]:
-    """(mean, [lo, hi], scored/total) for one HTML table cell."""
-    if a is None:
-        return "n/a", "", ""
-    cov = f"{a.n_scored}/{a.n_total}"
-    if a.mean is None:
-        return "n/a", "", cov
-    return f"{a.mean:.3f}", f"[{a.ci_low:.3f}, {a.ci_high:.3f}]", cov
-
-
-def _data_uri(png: Path) -> str:
-    return "data:image/png;base64," + base64.b64encode(png.read_bytes()).decode("ascii")
+    return render(
+        "sweep.md.j2", s=run_summary(summary), plots=[(n, p.name) for n, p in plots.items()]
+    )
 
 
 def render_html(summary: SweepSummary, plots: dict[str, Path]) -> str:
-    env = Environment(autoescape=select_autoescape(default=True, default_for_string=True))
-    tables = summary.table()
-    names = [*summary.judges, *summary.retrieval_metrics, "objective"]
-    rows = [
-        (name, [(k, *_cell(tables.get(name, {}).get(k))) for k in summary.ks]) for name in names
-    ]
-    c = summary.choice
-    cls = {
-        k: "best" if k == c.best_k else ("noise" if k in c.within_noise else "") for k in summary.ks
-    }
-    return env.from_string(_HTML).render(
-        s=summary,
-        m=summary.manifest,
-        choice=choice_sentence(summary),
-        objective=objective_text(summary),
-        rows=rows,
-        cls=cls,
-        plots=[(n, _data_uri(p)) for n, p in plots.items()],
+    return render(
+        "sweep.html.j2",
+        s=run_summary(summary),
+        plots=[(n, data_uri(p.read_bytes())) for n, p in plots.items()],
     )
 
 
