@@ -117,6 +117,18 @@ def error_text(exc: BaseException, limit: int = 2000) -> str:
     return redact(f"{type(exc).__name__}: {exc}")[:limit]
 
 
+_ON, _OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _switch(name: str, raw: str) -> bool:
+    """An on/off variable's value; anything else is a ``ConfigError`` naming it."""
+    if raw.lower() in _ON:
+        return True
+    if raw.lower() in _OFF:
+        return False
+    raise ConfigError(f"{name}={raw}: expected one of {', '.join(_ON + _OFF)}; fix or unset it")
+
+
 def _is_local(url: str) -> bool:
     host = (urlparse(url).hostname or "").lower()
     return host in LOCAL_HOSTS or host.endswith(".local") or host.startswith("127.")
@@ -130,10 +142,10 @@ class LLMSettings(BaseModel):
     base_url: str = OPENAI_URL
     api_key: SecretStr | None = None
     model: str = "gpt-4o-mini"
-    temperature: float = 0.0
+    temperature: float = Field(0.0, ge=0, le=2, allow_inf_nan=False)
     seed: int | None = 0
-    max_tokens: int | None = 2048
-    timeout: float = Field(60.0, gt=0)
+    max_tokens: int | None = Field(2048, ge=1)
+    timeout: float = Field(60.0, gt=0, allow_inf_nan=False)
     """Seconds per HTTP attempt."""
     max_concurrency: int = Field(8, ge=1)
     """User cap on requests in flight per endpoint; the adaptive limit stays within it."""
@@ -141,11 +153,11 @@ class LLMSettings(BaseModel):
     """Additive increase / multiplicative decrease of the limit on 429 and overload."""
     max_attempts: int = Field(6, ge=1)
     """HTTP attempts per request (first try plus retries)."""
-    backoff_initial: float = Field(0.5, ge=0)
-    backoff_max: float = Field(30.0, ge=0)
-    max_retry_after: float = Field(120.0, ge=0)
+    backoff_initial: float = Field(0.5, ge=0, allow_inf_nan=False)
+    backoff_max: float = Field(30.0, ge=0, allow_inf_nan=False)
+    max_retry_after: float = Field(120.0, ge=0, allow_inf_nan=False)
     """Longest ``Retry-After`` honoured; longer waits are capped to this."""
-    context_window: int | None = None
+    context_window: int | None = Field(None, ge=1)
     """Tokens the model accepts; when set, over-long prompts fail before anything is sent."""
     rpm: int | None = Field(None, ge=1)
     """Requests per minute the endpoint allows; requests are paced to stay within it (one
@@ -158,18 +170,23 @@ class LLMSettings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:
-        """Settings from the environment; ``overrides`` (non-None) win. Bad values raise
-        ``ConfigError`` naming the variable."""
+        """Settings from the environment; ``overrides`` (non-None) win. A value is checked as
+        the config file's are (a number finite and in range, a switch one of
+        ``1/0/true/false/yes/no/on/off``); a bad one raises ``ConfigError`` naming the variable
+        and its value (``RAGJUDGE_TEMPERATURE=nan: ...``)."""
         values: dict[str, Any] = {}
+        source: dict[str, str] = {}
         for field, names in _ENV.items():
             for name in names:
                 raw = os.environ.get(name)
                 if raw is not None and raw.strip() != "":
                     values[field] = raw.strip()
+                    source[field] = name
                     break
         if "adaptive" in values:
-            values["adaptive"] = str(values["adaptive"]).lower() not in ("0", "false", "no", "off")
-        values.update({k: v for k, v in overrides.items() if v is not None})
+            values["adaptive"] = _switch(source["adaptive"], str(values["adaptive"]))
+        given = {k: v for k, v in overrides.items() if v is not None}
+        values.update(given)
         if isinstance(values.get("api_key"), str):
             values["api_key"] = SecretStr(values["api_key"])
         try:
@@ -177,10 +194,12 @@ class LLMSettings(BaseModel):
         except ValidationError as exc:
             err = exc.errors()[0]
             field = str(err["loc"][0]) if err["loc"] else "?"
-            env = "/".join(_ENV.get(field, ())) or field
-            raise ConfigError(
-                f"invalid LLM setting {field} ({env}): {err['msg']}; fix the value or unset it"
-            ) from None
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            if field in source and field not in given and field != "api_key":
+                name = source[field]
+                value = redact(os.environ[name].strip())
+                raise ConfigError(f"{name}={value}: {msg}; fix the value or unset {name}") from None
+            raise ConfigError(f"invalid LLM setting {field}: {msg}") from None
         return settings
 
     @staticmethod
