@@ -275,3 +275,34 @@ def test_out_is_a_file_and_floor_at_a_missing_k_are_one_line_errors(
     assert proc.returncode == 2 and f"{t}:1: primary.ks.0: k=3" in proc.stderr, proc.stderr
     proc = _report(store_home, "--run", "worse", "--baseline", "base", "--headline-k", "3")
     assert proc.returncode == 2 and "--headline-k 3: the runs have k = 5" in proc.stderr
+
+
+def test_latest_names_the_run_it_picked_and_the_newer_one_it_skipped(
+    store_home, tmp_path, capsys, monkeypatch
+):
+    def _report(home, *args):
+        return _inproc(capsys, monkeypatch, home, *args)
+
+    rng = np.random.default_rng(9)
+    with RunStore(store_home / "runs.sqlite") as store:
+        _write_run(
+            store, "stopped", started="2026-12-06T02:30:00+00:00",
+            faith=list(rng.uniform(0, 1, N)), ndcg=list(rng.uniform(0.3, 0.9, N)),
+            dataset_hash="d2", status="interrupted",
+        )  # fmt: skip
+    out = tmp_path / "r"
+    proc = _report(
+        store_home, "--run", "latest", "--baseline", "base", "--allow-partial",
+        "--out", str(out), "--format", "json",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert "--run latest is run other" in proc.stderr
+    assert "newer run stopped did not finish (status interrupted)" in proc.stderr
+    # the same run as its own baseline compares nothing: refused
+    proc = _report(store_home, "--run", "latest", "--baseline", "other")
+    assert proc.returncode == 2 and "same run" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    proc = _report(
+        store_home, "--run", "latest", "--baseline", "latest", "--allow-unfinished",
+    )  # fmt: skip
+    assert proc.returncode == 2 and "compared with itself" in proc.stderr, proc.stderr

@@ -51,7 +51,7 @@ def report(
 
     from ragjudge.errors import ConfigError
     from ragjudge.report.build import check_out_dir, ordered, write_report
-    from ragjudge.report.from_store import resolve_runs, stored_report
+    from ragjudge.report.from_store import newer_unfinished, resolve_runs, stored_report
     from ragjudge.report.thresholds import load_thresholds
     from ragjudge.store import RunStore
 
@@ -65,6 +65,16 @@ def report(
         run_id, base_id, warnings = resolve_runs(
             store, run, baseline, baseline_tag, allow_unfinished=allow_unfinished
         )
+        if run == "latest":
+            which = "newest run" if allow_unfinished else "newest finished run"
+            console.print(f"--run latest is run {run_id} (the {which})", highlight=False)
+            for later in newer_unfinished(store, run_id):
+                console.print(
+                    f"  the newer run {later.run_id} did not finish (status {later.status}) and "
+                    f"is not compared; --run {later.run_id} --allow-unfinished compares what it "
+                    "scored",
+                    highlight=False,
+                )
         result = stored_report(
             store,
             run_id,

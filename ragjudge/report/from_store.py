@@ -15,6 +15,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.report.build import Report, build_report
 from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.report.thresholds import Thresholds
+from ragjudge.schema import RunManifest
 from ragjudge.store import RunStore
 from ragjudge.store.view import RunView
 
@@ -96,7 +97,8 @@ def resolve_runs(
 ) -> tuple[str, str, list[str]]:
     """(run id, baseline id, warnings). ``latest`` is the newest finished run and a baseline
     tag picks the newest finished run carrying it, unless ``allow_unfinished``; a run named
-    directly that is not finished is refused unless ``allow_unfinished``."""
+    directly that is not finished is refused unless ``allow_unfinished``; a run compared with
+    itself (``--run latest --baseline latest``) is refused."""
     if (baseline is None) == (baseline_tag is None):
         raise ConfigError("give exactly one of --baseline RUN and --baseline-tag TAG")
     if run == "latest" and not allow_unfinished:
@@ -119,9 +121,20 @@ def resolve_runs(
             which = "finished run" if tagged else "run"
             raise ConfigError(f"no {which} other than {run_id} carries the tag {baseline_tag!r}")
         base_id = usable[0].run_id
+    if base_id == run_id:
+        raise ConfigError(
+            f"--run {run} and --baseline {baseline} are the same run {run_id}: a run compared "
+            "with itself shows nothing; name another baseline (a run id or --baseline-tag)"
+        )
     warnings = _unfinished(store, run_id, "current", allow_unfinished)
     warnings += _unfinished(store, base_id, "baseline", allow_unfinished)
     return run_id, base_id, warnings
+
+
+def newer_unfinished(store: RunStore, run_id: str) -> list[RunManifest]:
+    """The runs started after ``run_id`` that did not finish (what ``latest`` skipped)."""
+    started = store.manifest(run_id).started_at
+    return [m for m in store.list_runs() if m.started_at > started and m.status != "finished"]
 
 
 def check_comparable(current: RunScores, baseline: RunScores, *, allow_partial: bool) -> list[str]:
