@@ -8,7 +8,8 @@ The parts, one job each: ``components`` (what runs), ``data`` (the test set), ``
 and writes through the run store). Every stage skips what the store already holds, so a
 resumed run continues where it stopped and never writes a
 row twice. A budget stop ends the run as ``stopped_budget`` (resumable, e.g. with a larger
-budget); a stage whose every LLM call failed ends it as ``failed`` (``stages``).
+budget); a stage whose every LLM call failed ends it as ``failed`` (``stages``); Ctrl-C ends
+it as ``interrupted`` (resumable).
 """
 
 from __future__ import annotations
@@ -153,7 +154,9 @@ async def _execute_to_status(
     say: Progress,
 ) -> str:
     """Run the missing stages; ``finished`` or ``stopped_budget`` (a budget stop). A failure
-    stores the run as ``failed`` and re-raises (a failed stage says how to resume)."""
+    stores the run as ``failed`` and re-raises (a failed stage says how to resume); Ctrl-C (a
+    ``KeyboardInterrupt``, or the cancellation ``asyncio.run`` turns SIGINT into) stores it as
+    ``interrupted``, says how to resume and re-raises."""
     try:
         await execute_run(executor, store, run_id, config, testset, comp)
     except BudgetExhausted as exc:
@@ -165,6 +168,13 @@ async def _execute_to_status(
             f"{exc}; run {run_id} is stored as failed: fix the cause and run the same "
             "command again to resume it"
         ) from None
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        store.set_status(run_id, "interrupted")
+        say(
+            f"interrupted: run {run_id} is stored as interrupted; run the same command again "
+            "to resume it"
+        )
+        raise
     except BaseException:
         store.set_status(run_id, "failed")
         raise
