@@ -4,7 +4,8 @@ Key: SHA-256 of the canonical JSON of (model, sampling parameters, prompt name a
 rendered messages, schema JSON). Value: the raw texts of the choices and the usage. The API
 key never enters the key or the value. Each write is its own transaction, so concurrent
 workers (threads or processes) and a crash leave the file consistent; a crashed run resumes
-paying only for the calls it had not finished. Only successful calls are stored. A corrupt,
+paying only for the calls it had not finished. Only successful calls are stored. A damaged row
+is a miss: dropped, sent again and counted, with one warning naming the file. A corrupt,
 truncated file raises ``StateFileError`` naming it; in a read-only folder the cache is read
 only (hits still served, nothing new kept).
 """
@@ -17,6 +18,7 @@ import os
 import sqlite3
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,6 +105,8 @@ class LLMCache:
         self.path = Path(path) if path is not None else state_path("cache.sqlite")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        self.dropped = 0
+        """Damaged rows dropped (``get``)."""
         self.read_only = not os.access(self.path.parent, os.W_OK) or (
             self.path.exists() and not os.access(self.path, os.W_OK)
         )
@@ -140,6 +144,9 @@ class LLMCache:
                 raise sqlite_file_error(self.path, exc) from None
 
     def get(self, key: str) -> CachedCall | None:
+        """The cached call under ``key``; a damaged row (not the stored form) is a miss: it is
+        dropped (``dropped`` counts them), the call is sent again and its answer kept, and
+        the first drop warns once, naming the file."""
         with self._guard():
             row = self._db.execute(
                 "SELECT texts, prompt_tokens, completion_tokens, estimated "
@@ -148,12 +155,36 @@ class LLMCache:
             ).fetchone()
         if row is None:
             return None
-        return CachedCall(
-            texts=json.loads(row[0]),
-            prompt_tokens=row[1],
-            completion_tokens=row[2],
-            estimated=bool(row[3]),
-        )
+        try:
+            call: CachedCall | None = CachedCall(
+                texts=json.loads(row[0]),
+                prompt_tokens=row[1],
+                completion_tokens=row[2],
+                estimated=row[3],
+            )
+        except (TypeError, ValueError):  # JSONDecodeError and ValidationError are ValueErrors
+            call = None
+        if call is None or not call.texts:
+            self._drop(key)
+            return None
+        return call
+
+    def _drop(self, key: str) -> None:
+        """Forget a damaged row (kept in a read-only cache), count it, warn on the first."""
+        if not self.read_only:
+            with self._guard():
+                self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
+        self.dropped += 1
+        if self.dropped == 1:
+            from ragjudge.io.diagnostics import DataWarning
+
+            warnings.warn(
+                DataWarning(
+                    f"{self.path}: a damaged entry was dropped and its call is sent again (the "
+                    "cache is disposable; further damaged entries are dropped too, and counted)"
+                ),
+                stacklevel=4,
+            )
 
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
         if self.read_only:

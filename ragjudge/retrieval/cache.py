@@ -4,19 +4,22 @@
 content hash (sha256 of title + text) holding the float32 vector (or, for token embeddings, a
 float16 (n_tokens, dim) matrix; ``sentences``: float32 vectors of the offline judges' sentences,
 keyed by the text's sha256). A document seen before, under any id, is never encoded again;
-an edited document has a new hash and is encoded once.
+an edited document has a new hash and is encoded once. A damaged row (a vector of the wrong
+size, a NaN) is dropped and encoded again, with one warning naming the file.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from ragjudge.errors import sqlite_file_error
 from ragjudge.home import state_path
+from ragjudge.io.diagnostics import DataWarning
 
 
 def _safe(name: str) -> str:
@@ -42,9 +45,15 @@ class VectorCache:
             raise sqlite_file_error(self.path, exc) from None
         self.encoded = 0
         """Texts encoded (cache misses) by this instance."""
+        self.dropped = 0
+        """Damaged rows dropped (``get_many``)."""
 
     def get_many(self, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of ``hashes``; a damaged row (a size that does not match its
+        shape, a value that is not finite) is dropped and left out, so it is encoded again
+        (``dropped`` counts them; the first warns once, naming the file)."""
         found: dict[str, np.ndarray] = {}
+        damaged: list[str] = []
         unique = list(dict.fromkeys(hashes))
         for start in range(0, len(unique), 500):
             chunk = unique[start : start + 500]
@@ -52,9 +61,37 @@ class VectorCache:
             for h, rows, dim, data in self._db.execute(
                 f"SELECT hash, rows, dim, data FROM vec WHERE hash IN ({marks})", chunk
             ):
-                arr = np.frombuffer(data, dtype=self.dtype).reshape(rows, dim)
-                found[h] = arr.astype(np.float32)
+                arr = self._decode(rows, dim, data)
+                if arr is None:
+                    damaged.append(h)
+                else:
+                    found[h] = arr
+        if damaged:
+            self._drop(damaged)
         return found
+
+    def _decode(self, rows: object, dim: object, data: object) -> np.ndarray | None:
+        """A stored row as a float32 ``(rows, dim)`` array, None when it is damaged."""
+        if not (isinstance(rows, int) and isinstance(dim, int) and isinstance(data, bytes)):
+            return None
+        if rows < 1 or dim < 1 or len(data) != rows * dim * np.dtype(self.dtype).itemsize:
+            return None
+        arr = np.frombuffer(data, dtype=self.dtype).reshape(rows, dim).astype(np.float32)
+        return arr if np.isfinite(arr).all() else None
+
+    def _drop(self, hashes: list[str]) -> None:
+        """Forget damaged rows, count them, warn on the first (a cache is disposable)."""
+        with self._db:
+            self._db.executemany("DELETE FROM vec WHERE hash = ?", [(h,) for h in hashes])
+        if not self.dropped:
+            warnings.warn(
+                DataWarning(
+                    f"{self.path}: {len(hashes)} damaged vector(s) dropped and encoded again "
+                    "(the cache is disposable; further damaged ones are dropped too, and counted)"
+                ),
+                stacklevel=4,
+            )
+        self.dropped += len(hashes)
 
     def put_many(self, items: dict[str, np.ndarray]) -> None:
         rows = [
