@@ -9,6 +9,8 @@ The public API (docs/api.md); everything else is internal and may change:
 - ``compare(run, baseline, thresholds=...)`` -> ``Report``; ``agree(run, labels)`` ->
   ``AgreementReport``: the nightly regression report and the agreement with human labels.
 - ``judge`` (decorator), ``JudgeBase``, ``CriteriaJudge``: your own judges.
+- ``open_store(url)`` -> ``RunStore``: the run store (SQLite file, or a PostgreSQL URL), the
+  Protocol every stored run is read and written through (docs/store.md).
 - the types users touch: ``TestCase``, ``TestSet``, ``Document``, ``JudgeInput``,
   ``JudgeResult``, ``JudgeStatus``, ``Evidence``, ``Aggregate``, and the Protocols ``Judge``,
   ``Retriever``, ``Generator``.
@@ -49,6 +51,8 @@ _LAZY = {
     "Generator": "ragjudge.protocols",
     "Judge": "ragjudge.protocols",
     "Retriever": "ragjudge.protocols",
+    "open_store": "ragjudge.store",
+    "RunStore": "ragjudge.store",
 }
 
 if TYPE_CHECKING:
@@ -71,6 +75,7 @@ if TYPE_CHECKING:
         TestCase,
         TestSet,
     )
+    from ragjudge.store import RunStore, open_store
     from ragjudge.testset import testset as testset
 
 
@@ -142,6 +147,7 @@ __all__ = [
     "JudgeResult",
     "JudgeStatus",
     "Retriever",
+    "RunStore",
     "SweepResult",
     "TestCase",
     "TestSet",
@@ -150,6 +156,7 @@ __all__ = [
     "compare",
     "evaluate",
     "judge",
+    "open_store",
     "sweep",
     "testset",
 ]

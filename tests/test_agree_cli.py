@@ -14,7 +14,7 @@ import pytest
 
 from ragjudge.calibrate.labels import load_labels
 from ragjudge.schema import Answer, JudgeResult, JudgeStatus, RunManifest
-from ragjudge.store import RunStore, StoredJudgeResult
+from ragjudge.store import StoredJudgeResult, open_store
 
 JUDGES = ("faithfulness", "answer_relevancy")
 
@@ -84,7 +84,7 @@ def run_store(tmp_path: Path) -> tuple[Path, dict[str, float]]:
                         status=JudgeStatus.ok,
                     )
                 stored.append(StoredJudgeResult(f"c{c}", k, judge, res))
-    with RunStore(store_path) as store:
+    with open_store(store_path) as store:
         store.create_run(manifest)
         store.put_answers("run-abc", answers)
         store.put_judge_results("run-abc", stored)
@@ -142,7 +142,7 @@ def test_agree_with_results_jsonl_and_errors(
     tmp_path: Path, run_store: tuple[Path, dict[str, float]]
 ) -> None:
     store_path, truth = run_store
-    with RunStore(store_path) as store:
+    with open_store(store_path) as store:
         rows = store.judge_results("run-abc")
     results = tmp_path / "results.jsonl"
     results.write_text(

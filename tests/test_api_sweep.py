@@ -14,7 +14,7 @@ from ragjudge.calibrate.source import from_store
 from ragjudge.errors import ConfigError, DataError
 from ragjudge.judges.prefix import derive_at_k
 from ragjudge.schema import ChunkVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.config import load_config
 from ragjudge.sweep.run import run_sweep
 
@@ -73,7 +73,7 @@ def test_sweep_of_functions_asks_the_protocol(tmp_path):
         return float(len(answer.split()) <= 8)
 
     hits = ChunkHits()
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     kw = {"retriever": retrieve, "generator": generate, "ks": [1, 2, 3], "store": store}
     out = ragjudge.sweep(CASES, judges=[short, hits], **kw)
     assert out.status == "finished" and out.summary.judges == ["short", "chunk_hits"]
@@ -160,7 +160,7 @@ def test_yaml_names_custom_parts_by_import_path(tmp_path, monkeypatch, llm_env):
         encoding="utf-8",
     )
     config = load_config(tmp_path / "sweep.yaml")
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     out = run_sweep(config, store=store)
     assert out.status == "finished" and out.summary.judges == ["brief", "sourced"]
     sourced = out.summary.table("judge")["sourced"]
@@ -168,7 +168,7 @@ def test_yaml_names_custom_parts_by_import_path(tmp_path, monkeypatch, llm_env):
     m = store.manifest(out.run_id)
     assert m.used_models().judge == "fake-model"  # the one record calibration reads
     assert m.used_models().generator.startswith("my_parts:generate@")
-    assert from_store(out.run_id, store.path).judge_model() == "fake-model"
+    assert from_store(out.run_id, store.location).judge_model() == "fake-model"
     assert set(m.config["definition"]["components"]) == {"retriever", "generator", "judge:brief"}
     with pytest.raises(ConfigError, match="an import path"):
         load_config_text(tmp_path, 'retriever: {kind: "bm42"}')
@@ -191,7 +191,7 @@ def test_components_judges_not_in_the_config_are_the_judges_summarised(tmp_path)
     ret = as_retriever(retrieve)
     ts = with_retrieved(as_testset(CASES), ret, 2)
     comp = Components(ret, FunctionGenerator(generate), [ChunkHits()])
-    out = run_sweep(config, store=RunStore(tmp_path / "r.sqlite"), components=comp, testset=ts)
+    out = run_sweep(config, store=open_store(tmp_path / "r.sqlite"), components=comp, testset=ts)
     assert out.status == "finished" and out.summary.judges == ["chunk_hits"]
     assert {m.metric for m in out.summary.metrics if m.kind == "judge"} == {"chunk_hits"}
 
@@ -213,7 +213,7 @@ def test_langchain_retriever_and_runnable_as_parts(tmp_path):
         generator=answer,
         judges=[ChunkHits()],
         ks=[1, 2],
-        store=RunStore(tmp_path / "r.sqlite"),
+        store=open_store(tmp_path / "r.sqlite"),
     )
     assert out.status == "finished"
     assert out.summary.table("retrieval")["recall"][1].mean == 1.0
@@ -223,7 +223,7 @@ def test_langchain_retriever_and_runnable_as_parts(tmp_path):
 def test_llm_judges_calls_reach_the_run_ledger(tmp_path, llm_env):
     """ragjudge.sweep(backend="llm"): the run's client is the judges' own, so every call they
     send is a ledger line in the run store and the manifest names the judge model."""
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     out = ragjudge.sweep(
         CASES[:2], retriever=retrieve, generator=generate, judges=["faithfulness"], ks=[1],
         backend="llm", store=store,

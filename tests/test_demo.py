@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ragjudge.cli import app
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.demo import demo_config
 
 
@@ -39,9 +39,9 @@ def test_demo_command_writes_report_and_prints_k(tmp_path):
         "tokens_cost_vs_k.png",
     ):
         assert (out / name).stat().st_size > 0, name
-    (run,) = RunStore().list_runs()
+    (run,) = open_store().list_runs()
     assert run.status == "finished" and "demo" in run.tags
-    counts = RunStore().counts(run.run_id)
+    counts = open_store().counts(run.run_id)
     assert counts["answers"] == 5 * 10 and counts["judge_results"] == 5 * 10 * 5
     metrics = (out / "metrics.csv").read_text()
     assert "context_recall,judge,10," in metrics and "ndcg,retrieval,1," in metrics

@@ -153,12 +153,12 @@ def test_corrupt_state_files_are_named(broken, capsys, _isolated_home):
 
 
 def test_unexpected_exception_is_one_line_and_debug_shows_the_traceback(capsys, monkeypatch):
-    from ragjudge.store import RunStore
+    from ragjudge.store.sql import SqlRunStore
 
-    def boom(self: RunStore) -> list:
+    def boom(self: SqlRunStore) -> list:
         raise RuntimeError("the disk said no")
 
-    monkeypatch.setattr(RunStore, "list_runs", boom)
+    monkeypatch.setattr(SqlRunStore, "list_runs", boom)
     code, text = run_cli(["runs", "list"], capsys)
     assert code == 2 and "Traceback" not in text
     line = " ".join(text.split())
@@ -172,13 +172,13 @@ def test_unexpected_exception_is_one_line_and_debug_shows_the_traceback(capsys, 
 def test_read_only_home_still_lists_runs_and_names_the_path_on_write(tmp_path, capsys, monkeypatch):
     """A read-only RAGJUDGE_HOME: reading commands work; a write is one line naming the file.
     (As root, where chmod does not stop writes, the permission check is what is denied.)"""
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
 
     home = tmp_path / "ro-home"
     monkeypatch.setenv("RAGJUDGE_HOME", str(home))
     from ragjudge.llm.cache import LLMCache
 
-    RunStore().close()  # a store and a cache with their schema; then the folder is read-only
+    open_store().close()  # a store and a cache with their schema; then the folder is read-only
     LLMCache().close()
     home.chmod(0o555)
     if os.geteuid() == 0:
@@ -198,7 +198,7 @@ def test_read_only_home_still_lists_runs_and_names_the_path_on_write(tmp_path, c
         assert LLMCache().read_only
         code, text = run_cli(["runs", "tag", "latest", "x"], capsys)
         assert code == 2 and "has no runs yet" in text
-        store = RunStore()
+        store = open_store()
         assert store.read_only
         from ragjudge.errors import StateFileError
 

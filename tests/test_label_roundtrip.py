@@ -13,7 +13,7 @@ from ragjudge.cli import app
 from ragjudge.judges.offline.fit import read_labels
 from ragjudge.judges.offline.params import load_params
 from ragjudge.resources import demo_dir
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.config import parse_config
 from ragjudge.sweep.run import run_sweep
 
@@ -28,7 +28,7 @@ def test_spot_check_sheet_filled_in_is_read_by_fit_judges_and_agree(tmp_path: Pa
         }
     )
     run_sweep(config)
-    store = RunStore()
+    store = open_store()
     run_id = store.resolve("latest")
     answers = {f"{a.case_id}@k{a.k}": a for a in store.answers(run_id)}
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.resources import demo_dir
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.testing.faults import FaultPlan
 from tests.fixtures.llm import TEST_KEY
 
@@ -105,7 +105,7 @@ def test_nightly_sweeps_then_report_flags_a_coverage_drop(llm_env, tmp_path):
     # retrieval did not change (same BM25 on the same data): identical, never tested or flagged
     assert all(m["verdict"] == "identical" for m in data["metrics"] if m["kind"] == "retrieval")
 
-    with RunStore(home / "runs.sqlite") as store:
+    with open_store(home / "runs.sqlite") as store:
         statuses = {r.result.status.value for r in store.judge_results(store.resolve("latest"))}
     assert "parse_error" in statuses
     for path in [*home.rglob("*"), *out.rglob("*")]:

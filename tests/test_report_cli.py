@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ragjudge.schema import Answer, ClaimVerdict, Evidence, JudgeResult, JudgeStatus, RunManifest
-from ragjudge.store import RetrievalMetric, RunStore, StoredJudgeResult
+from ragjudge.store import RetrievalMetric, StoredJudgeResult, open_store
 
 N = 40
 
@@ -120,7 +120,7 @@ def store_home(tmp_path):
     rng = np.random.default_rng(7)
     base = rng.uniform(0.5, 1.0, N)
     ndcg = rng.uniform(0.3, 0.9, N)
-    with RunStore(home / "runs.sqlite") as store:
+    with open_store(home / "runs.sqlite") as store:
         _write_run(
             store,
             "base",
@@ -216,7 +216,7 @@ def test_latest_compares_only_finished_runs_unless_allowed(
         return _inproc(capsys, monkeypatch, home, *args)
 
     rng = np.random.default_rng(8)
-    with RunStore(store_home / "runs.sqlite") as store:
+    with open_store(store_home / "runs.sqlite") as store:
         # a killed run, newer than every finished one, that lost most of its scores
         killed = [float(v) if i < 12 else None for i, v in enumerate(rng.uniform(0, 1, N))]
         _write_run(

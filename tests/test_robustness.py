@@ -18,7 +18,7 @@ from ragjudge.errors import ConfigError, DataError
 from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.llm import LLMClient
 from ragjudge.schema import Ranking, RunManifest, TestSet
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import load_config
 from ragjudge.sweep.data import check_ks
@@ -71,10 +71,10 @@ def test_chat_generation_against_a_closed_port_fails_the_run_naming_the_root_err
     assert "generation failed: every one of 3 answers failed" in line
     assert "cannot reach the LLM endpoint http://***@127.0.0.1:9/v1" in line
     assert "empty answer" not in line and "finished" not in line and SECRET not in text
-    store = RunStore()
+    store = open_store()
     (run,) = store.list_runs()
     assert run.status == "failed" and store.counts(run.run_id)["judge_results"] == 0
-    assert SECRET not in store.path.read_bytes().decode("latin-1")
+    assert SECRET not in Path(store.location).read_bytes().decode("latin-1")
 
 
 def test_a_skipped_row_does_not_hide_judges_whose_every_call_failed(llm_env, tmp_path):
@@ -85,7 +85,7 @@ def test_a_skipped_row_does_not_hide_judges_whose_every_call_failed(llm_env, tmp
     judges = [create_judge(n, "llm", client=client) for n in ("faithfulness", "context_recall")]
     comp = Components(OverlapRetriever(), FirstSentenceGenerator(), judges, llm=client)
     cfg = config(judges={"names": ["faithfulness", "context_recall"], "backend": "llm"}, ks=[1, 2])
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     with pytest.raises(StageFailedError) as exc:
         run_sweep(cfg, store=store, components=comp, testset=make_testset())
     msg = str(exc.value)
@@ -106,7 +106,7 @@ def test_an_llm_reranker_whose_every_call_fails_fails_the_run(tmp_path, monkeypa
     reranker = LLMListwiseReranker(client=LLMClient.from_env(), window=4, step=2)
     comp = parts()
     comp.retriever = Pipeline(OverlapRetriever(), stages=[(reranker, 4)])
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     with pytest.raises(StageFailedError, match="reranking failed: every one of 7 calls") as exc:
         run_sweep(config(), store=store, components=comp, testset=make_testset())
     assert "cannot reach the LLM endpoint" in str(exc.value)
@@ -118,7 +118,7 @@ def test_an_llm_reranker_whose_every_call_fails_fails_the_run(tmp_path, monkeypa
 
 
 def test_a_run_killed_with_sigkill_reads_as_interrupted(tmp_path, capsys):
-    store = RunStore()
+    store = open_store()
     m = RunManifest(
         run_id="r-1",
         dataset_name="d",
@@ -135,7 +135,7 @@ def test_a_run_killed_with_sigkill_reads_as_interrupted(tmp_path, capsys):
         "time.sleep(60)\n"
     )
     proc = subprocess.Popen(
-        [sys.executable, "-c", code, str(store.path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", code, store.location], stdout=subprocess.PIPE, text=True
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "locked"
@@ -158,7 +158,7 @@ def test_a_budget_stopped_run_chooses_no_k_and_counts_calls_that_arrived(
 
     cfg = config(judges={"names": list(JUDGE_NAMES), "backend": "llm"}, ks=[1, 2, 3])
     full = run_sweep(
-        cfg, store=RunStore(tmp_path / "a.sqlite"), components=llm_parts(), testset=make_testset()
+        cfg, store=open_store(tmp_path / "a.sqlite"), components=llm_parts(), testset=make_testset()
     )
     assert full.summary.choice.best_k is not None
     assert full.llm_answered == full.llm_calls == len(llm_env.chat_requests())
@@ -166,7 +166,7 @@ def test_a_budget_stopped_run_chooses_no_k_and_counts_calls_that_arrived(
     stopped = cfg.model_copy(update={"budget": cfg.budget.model_copy(update={"max_calls": 20})})
     out = run_sweep(
         stopped,
-        store=RunStore(tmp_path / "b.sqlite"),
+        store=open_store(tmp_path / "b.sqlite"),
         components=llm_parts(),
         testset=make_testset(),
     )
@@ -189,7 +189,7 @@ def test_a_retriever_returning_fewer_documents_than_k_marks_those_k_not_retrieve
     said: list[str] = []
     out = run_sweep(
         config(),
-        store=RunStore(tmp_path / "r.sqlite"),
+        store=open_store(tmp_path / "r.sqlite"),
         components=comp,
         testset=make_testset(),
         progress=said.append,
@@ -232,7 +232,7 @@ def test_bad_sweep_configs_are_refused_naming_file_line_and_key(tmp_path, body, 
 
 
 def test_a_resume_under_changed_generation_settings_is_refused(llm_env, tmp_path, monkeypatch):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
 
     def comp() -> Components:
         c = parts()
@@ -291,12 +291,13 @@ def test_a_data_warning_is_one_clean_line(capsys, monkeypatch):
     import warnings
 
     from ragjudge.io.diagnostics import DataWarning, warn_counted
+    from ragjudge.store.sql import SqlRunStore
 
-    def warn(self: RunStore) -> list:
+    def warn(self: SqlRunStore) -> list:
         warn_counted("qrels queries are not in queries.jsonl", ["q9"], path="qrels/test.tsv")
         return []
 
-    monkeypatch.setattr(RunStore, "list_runs", warn)
+    monkeypatch.setattr(SqlRunStore, "list_runs", warn)
     with warnings.catch_warnings():
         warnings.simplefilter("always", DataWarning)
         code, text = run_cli(["runs", "list"], capsys)
@@ -484,5 +485,5 @@ def test_bad_values_are_refused_before_any_work(tmp_path, capsys, _isolated_home
         load_thresholds(thresholds)
     with pytest.raises(ConfigError, match="max_sentences must be at least 1"):
         ExtractiveGenerator(max_sentences=0)
-    with RunStore() as store, pytest.raises(ConfigError, match="a tag needs a name"):
+    with open_store() as store, pytest.raises(ConfigError, match="a tag needs a name"):
         store.tag("20260101-none", " ")

@@ -18,7 +18,7 @@ import pytest
 
 from ragjudge.llm.limiter import PacedGate
 from ragjudge.resources import bundled_dataset
-from ragjudge.store import RunStore
+from ragjudge.store import RunStore, open_store
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.run import run_sweep
 
@@ -125,7 +125,7 @@ def in_process(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[objec
         [*cmd, "--out", str(home / "out")], env=env, capture_output=True, text=True, timeout=300
     )
     assert res.returncode == 0, res.stderr
-    store = RunStore(home / "runs.sqlite")
+    store = open_store(home / "runs.sqlite")
     (run,) = store.list_runs()
     return rows(store, run.run_id)
 
@@ -140,7 +140,7 @@ def test_ray_sweep_stores_the_in_process_rows_and_shares_the_caches(
     from ragjudge.io import load_testset
     from ragjudge.retrieval.dense import DenseRetriever
 
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     out = run_sweep(ray_config(num_workers=2), store=store)
     assert out.status == "finished"
     got = rows(store, out.run_id)
@@ -156,7 +156,7 @@ def test_a_killed_worker_loses_and_duplicates_nothing(
     ray_session: object, in_process: dict[str, list[object]], tmp_path: Path
 ) -> None:
     ray = ray_session
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     result: dict[str, object] = {}
 
     def sweep() -> None:

@@ -6,11 +6,12 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, StateFileError
 from ragjudge.llm import LedgerEntry
 from ragjudge.schema import (
     Answer,
@@ -24,14 +25,16 @@ from ragjudge.schema import (
 )
 from ragjudge.store import (
     RetrievalMetric,
-    RunLock,
     RunLockedError,
-    RunStore,
     StoredJudgeResult,
+    StoredLabel,
+    StoreFullError,
     StoreLockedError,
     item_id,
+    open_store,
     parse_item_id,
 )
+from ragjudge.store.view import RunView
 
 
 def manifest(run_id: str = "r1", started: str = "2026-01-01T00:00:00+00:00") -> RunManifest:
@@ -67,8 +70,8 @@ def test_item_id_round_trip():
         parse_item_id("q1")
 
 
-def test_round_trip_and_idempotent_writes(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+def test_round_trip_and_idempotent_writes(store_url):
+    store = open_store(store_url)
     store.create_run(manifest())
     a = Answer(
         case_id="q1",
@@ -104,14 +107,15 @@ def test_round_trip_and_idempotent_writes(tmp_path):
         "ledger": 3,
     }
     # A second connection (another process would do the same) sees committed rows.
-    other = RunStore(tmp_path / "runs.sqlite")
+    other = open_store(store_url)
     assert other.manifest("r1").dataset_hash == "d" * 16
-    mode = sqlite3.connect(tmp_path / "runs.sqlite").execute("PRAGMA journal_mode").fetchone()
-    assert mode[0] == "wal"
+    if "://" not in store_url:
+        mode = sqlite3.connect(store_url).execute("PRAGMA journal_mode").fetchone()
+        assert mode[0] == "wal"
 
 
-def test_runs_tags_status_and_resolution(tmp_path):
-    store = RunStore(tmp_path / "s.sqlite")
+def test_runs_tags_status_and_resolution(store_url):
+    store = open_store(store_url)
     store.create_run(manifest("20260101-aaaa", "2026-01-01T00:00:00+00:00"))
     store.create_run(manifest("20260102-bbbb", "2026-01-02T00:00:00+00:00"))
     with pytest.raises(ConfigError, match="already exists"):
@@ -136,7 +140,7 @@ def test_runs_tags_status_and_resolution(tmp_path):
 
 def test_store_locked_by_another_process_is_a_clear_error(tmp_path):
     path = tmp_path / "runs.sqlite"
-    store = RunStore(path, busy_timeout=0.2)
+    store = open_store(path, busy_timeout=0.2)
     store.create_run(manifest())
     holder = subprocess.Popen(
         [
@@ -155,28 +159,28 @@ def test_store_locked_by_another_process_is_a_clear_error(tmp_path):
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        answer = Answer(case_id="q1", k=1, text="x", context_ids=[], contexts=[], generator="g")
         with pytest.raises(StoreLockedError, match=r"runs.sqlite is locked by another process"):
-            store.put_answers("r1", [])
+            store.put_answers("r1", [answer])
     finally:
         holder.kill()
         holder.wait()
-    store.put_answers("r1", [])  # usable again once the other process is gone
+    store.put_answers("r1", [answer])  # usable again once the other process is gone
 
 
-def test_run_lock_is_exclusive_and_released_by_process_death(tmp_path):
-    path = tmp_path / "runs.sqlite"
+def test_run_lease_is_exclusive_and_released_by_process_death(store_url):
+    store = open_store(store_url)
+    store.create_run(manifest().model_copy(update={"status": "running"}))
     holder = subprocess.Popen(
         [
             sys.executable,
             "-c",
             textwrap.dedent(f"""
             import time
-            from pathlib import Path
-            from ragjudge.store import RunLock
-            lock = RunLock(Path({str(path)!r}), "r1")
-            lock.acquire()
+            from ragjudge.store import open_store
+            open_store({store_url!r}).lease("r1").__enter__()
             print("held", flush=True)
-            time.sleep(30)
+            time.sleep(60)
         """),
         ],
         stdout=subprocess.PIPE,
@@ -185,12 +189,18 @@ def test_run_lock_is_exclusive_and_released_by_process_death(tmp_path):
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(RunLockedError, match=f"pid {holder.pid}"):
-            RunLock(path, "r1").acquire()
+            store.lease("r1").__enter__()
+        assert store.writer_alive("r1") and store.manifest("r1").status == "running"
     finally:
-        holder.kill()  # SIGKILL: the OS drops the flock
+        holder.kill()  # SIGKILL: the OS drops the flock, the server the session's lock
         holder.wait()
-    with RunLock(path, "r1"):
-        pass
+    deadline = time.monotonic() + 10
+    while store.writer_alive("r1") and time.monotonic() < deadline:
+        time.sleep(0.1)  # the server notices the closed socket
+    assert store.manifest("r1").status == "interrupted"
+    with store.lease("r1"):
+        assert store.writer_alive("r1")
+    assert not store.writer_alive("r1")
 
 
 def test_a_locked_state_file_is_reported_as_locked_not_corrupt(tmp_path: Path) -> None:
@@ -201,3 +211,153 @@ def test_a_locked_state_file_is_reported_as_locked_not_corrupt(tmp_path: Path) -
     corrupt = str(sqlite_file_error(path, sqlite3.DatabaseError("file is not a database")))
     assert "locked by another process" in locked and "corrupt" not in locked
     assert "corrupt or truncated" in corrupt and str(path) in locked
+
+
+FIXTURE_V1 = Path(__file__).parent / "fixtures" / "store_v1.sqlite"
+"""A store written by ragjudge 0.1 (schema version 1, no Alembic): a 3-case demo sweep with a
+tag and a ledger line, made with the code before the store seam."""
+
+
+def test_a_store_of_the_previous_release_upgrades_in_place(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    path.write_bytes(FIXTURE_V1.read_bytes())
+    with sqlite3.connect(path) as con:
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "alembic_version" not in tables and "labels" not in tables
+    store = open_store(path)
+    (run,) = store.list_runs()
+    assert run.status == "finished" and run.tags == {"demo": "", "baseline": "v1"}
+    assert store.counts(run.run_id) == {
+        "answers": 30,
+        "judge_results": 150,
+        "rankings": 3,
+        "retrieval_metrics": 100,
+        "ledger": 1,
+    }
+    view = RunView.read(store, run.run_id)
+    assert len(view.testcases) == 3 and len(view.judges) == 5
+    label = StoredLabel(
+        run_id=run.run_id, case_id=view.cases[0], k=1, judge="faithfulness", value=1, labeler="a"
+    )
+    store.add_labels([label])
+    assert [x.labeler for x in store.labels(run.run_id)] == ["a"]
+    with sqlite3.connect(path) as con:
+        (rev,) = con.execute("SELECT version_num FROM alembic_version").fetchone()
+    from ragjudge.store.migrate import head
+
+    assert rev == head()
+    assert open_store(path).labels(run.run_id)[0].value == 1.0  # reopening does not migrate again
+
+
+def test_human_labels_keep_every_labeler(store_url):
+    store = open_store(store_url)
+    store.create_run(manifest())
+    rows = [
+        StoredLabel(
+            run_id="r1",
+            case_id="q1",
+            k=2,
+            judge="faithfulness",
+            value=v,
+            raw=raw,
+            scale="binary",
+            note=note,
+            labeler=who,
+            judge_version="1",
+        )
+        for v, raw, who, note in [(1, "yes", "ann", ""), (0, "no", "bob", "claim 2 unsupported")]
+    ]
+    ids = store.add_labels(rows)
+    ids += store.add_labels([rows[0].model_copy(update={"case_id": "q2", "judge": "relevancy"})])
+    assert len(set(ids)) == 3
+    got = store.labels("r1", case_id="q1")
+    assert [(x.labeler, x.value, x.note) for x in got] == [
+        ("ann", 1.0, ""),
+        ("bob", 0.0, "claim 2 unsupported"),
+    ]
+    assert all(x.created_at and x.id in ids and x.item_id == "q1@k2" for x in got)
+    assert [x.case_id for x in store.labels("r1", judge="relevancy")] == ["q2"]
+    store.delete_run("r1")
+    assert store.labels("r1") == []
+
+
+def test_a_corrupt_row_is_one_line_naming_the_run_and_the_table(tmp_path, capsys, monkeypatch):
+    """Issue 30 item 6: one line naming the run and the table, exit 2 (it was a multi-line
+    validation error)."""
+    from ragjudge.cli import main
+
+    monkeypatch.setenv("RAGJUDGE_HOME", str(tmp_path))
+    path = tmp_path / "runs.sqlite"
+    path.write_bytes(FIXTURE_V1.read_bytes())
+    with sqlite3.connect(path) as con:
+        (run_id,) = con.execute("SELECT run_id FROM runs").fetchone()
+        con.execute(
+            "UPDATE judge_results SET result = '{\"judge\": 3' WHERE rowid = "
+            "(SELECT MIN(rowid) FROM judge_results)"
+        )
+    with pytest.raises(SystemExit) as exit_:
+        main(["runs", "show", run_id])
+    err = capsys.readouterr().err.strip()
+    assert exit_.value.code == 2
+    assert len(err.splitlines()) == 1, err
+    assert f"run {run_id}" in err and "table judge_results" in err and str(path) in err
+
+
+def test_disk_full_says_so_and_that_nothing_was_lost(tmp_path):
+    """Issue 30 item 5: a full disk is not a corrupt store (the old message said to move it
+    aside); a real full file system, a small tmpfs."""
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=400k", "tmpfs", str(mnt)]).returncode:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        store = open_store(mnt / "runs.sqlite")
+        store.create_run(manifest())
+        big = "x" * 20_000
+        written = 0
+        with pytest.raises(StoreFullError) as err:
+            for i in range(200):
+                store.put_answers(
+                    "r1",
+                    [
+                        Answer(
+                            case_id=f"q{i}",
+                            k=1,
+                            text=big,
+                            context_ids=[],
+                            contexts=[],
+                            generator="g",
+                        )
+                    ],
+                )
+                written += 1
+        msg = str(err.value)
+        assert "the disk is full" in msg and str(mnt) in msg and "nothing stored" in msg
+        assert "corrupt" not in msg and "move it aside" not in msg
+        assert written > 0 and len(store.answers("r1")) == written  # every batch before it
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)])
+
+
+def test_the_store_password_never_appears(postgres, capsys, monkeypatch, tmp_path):
+    from ragjudge.cli import main
+    from tests.fixtures.postgres import PASSWORD
+
+    url = postgres.fresh_url()
+    store = open_store(url)
+    assert PASSWORD not in store.location and "***" in store.location
+    store.create_run(manifest())
+    monkeypatch.setenv("RAGJUDGE_STORE_URL", url)
+    monkeypatch.setenv("RAGJUDGE_HOME", str(tmp_path))
+    main_code = None
+    try:
+        main(["runs", "list"])
+    except SystemExit as exc:
+        main_code = exc.code
+    out = capsys.readouterr()
+    assert main_code in (None, 0) and "r1" in out.out
+    assert PASSWORD not in out.out + out.err
+    bad = url.replace(PASSWORD, PASSWORD + "-wrong")
+    with pytest.raises(StateFileError) as err:
+        open_store(bad)
+    assert PASSWORD not in str(err.value) and "***" in str(err.value)

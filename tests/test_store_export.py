@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from ragjudge.cli import app
 from ragjudge.errors import ConfigError
 from ragjudge.report.from_store import load_run_scores
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.store.export import export_run, run_rows
 from ragjudge.store.view import RunView
 from ragjudge.sweep.run import run_sweep
@@ -21,7 +21,7 @@ from tests.test_sweep_run import config, make_testset, parts
 
 @pytest.fixture
 def stored_run(_isolated_home):
-    store = RunStore()
+    store = open_store()
     out = run_sweep(config(), store=store, components=parts(), testset=make_testset())
     return store, out.run_id
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.llm import LLMClient
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.run import run_sweep
 from tests.test_sweep_run import FirstSentenceGenerator, OverlapRetriever, config, make_testset
@@ -26,10 +26,10 @@ def sweep_config(**budget):
 
 
 def test_call_budget_stops_cleanly_and_resumes(llm_env, monkeypatch, tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     full = run_sweep(
         sweep_config(),
-        store=RunStore(tmp_path / "ref.sqlite"),
+        store=open_store(tmp_path / "ref.sqlite"),
         components=llm_parts(),
         testset=make_testset(),
     )
@@ -65,16 +65,17 @@ def test_cost_budget(llm_env, monkeypatch, tmp_path):
     monkeypatch.setenv("RAGJUDGE_MODEL", "gpt-4o-mini")  # a priced model: cost is not zero
     ref = run_sweep(
         sweep_config(),
-        store=RunStore(tmp_path / "ref.sqlite"),
+        store=open_store(tmp_path / "ref.sqlite"),
         components=llm_parts(),
         testset=make_testset(),
     )
     total = sum(
-        r.result.usage.cost_usd for r in RunStore(tmp_path / "ref.sqlite").judge_results(ref.run_id)
+        r.result.usage.cost_usd
+        for r in open_store(tmp_path / "ref.sqlite").judge_results(ref.run_id)
     )
     assert total > 0
     monkeypatch.setenv("RAGJUDGE_HOME", str(tmp_path / "cold"))
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     out = run_sweep(
         sweep_config(max_cost_usd=total / 3),
         store=store,

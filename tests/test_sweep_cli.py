@@ -35,7 +35,7 @@ def test_sweep_whose_judge_calls_all_fail_says_why_and_exits_2(tmp_path, monkeyp
     """An unreachable endpoint: the run is stored as failed, the judge's first error is printed,
     and the exit code is 2 rather than a silent 'no k could be chosen' with exit 0."""
     from ragjudge.resources import demo_dir
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
 
     cfg = tmp_path / "sweep.yaml"
     cfg.write_text(
@@ -54,5 +54,5 @@ def test_sweep_whose_judge_calls_all_fail_says_why_and_exits_2(tmp_path, monkeyp
     text = " ".join(res.stderr.split())
     assert "every call of faithfulness (6 calls; first error:" in text
     assert "cannot reach the LLM endpoint" in text and "Traceback" not in text
-    runs = RunStore().list_runs()
+    runs = open_store().list_runs()
     assert len(runs) == 1 and runs[0].status == "failed"

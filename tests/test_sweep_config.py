@@ -109,7 +109,7 @@ def test_a_stored_config_is_validated_as_a_file_is(tmp_path, capsys, _isolated_h
     """``sweep --resume`` reads a run's stored configuration through ``stored_config``: one that
     this version does not accept is an error naming the run, never an internal error."""
     from ragjudge.schema import RunManifest
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
     from tests.test_exit_codes import run_cli
 
     (tmp_path / "sweep.yaml").write_text("dataset: {path: .}\nks: [1, 2]\n")
@@ -124,7 +124,7 @@ def test_a_stored_config_is_validated_as_a_file_is(tmp_path, capsys, _isolated_h
     assert stored_config(stored("ok", {"full": full})).ks == [1, 2]
     with pytest.raises(ConfigError, match=r"^run none: its manifest holds no sweep config"):
         stored_config(stored("none", {}))
-    with RunStore() as store:
+    with open_store() as store:
         store.create_run(stored("20260101-old", {"full": full | {"retired_option": 1}}))
     code, text = run_cli(["sweep", "--resume", "20260101-old"], capsys)
     assert code == 2 and "Traceback" not in text and "internal error" not in text

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ragjudge.schema import Answer, JudgeInput, JudgeResult, JudgeStatus, TestCase, TokenUsage
-from ragjudge.store.sqlite import StoredJudgeResult
+from ragjudge.store.base import StoredJudgeResult
 from ragjudge.sweep.plan import plan_answers, plan_judging
 
 KS = [1, 2, 3]

@@ -25,7 +25,7 @@ from ragjudge.schema import (
     TestSet,
     TokenUsage,
 )
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.run import run_sweep
@@ -207,7 +207,7 @@ def parts(crash_after: int | None = None, fail: frozenset[str] = frozenset()) ->
 
 
 def test_sweep_reuses_prefix_and_identical_inputs(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     comp = parts()
     out = run_sweep(config(), store=store, components=comp, testset=make_testset())
     n_cases, ks = 7, 4
@@ -246,7 +246,7 @@ def test_sweep_reuses_prefix_and_identical_inputs(tmp_path):
 
 
 def test_crashed_run_resumes_without_duplicates_or_repeated_work(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     crashing = parts(crash_after=10)
     with pytest.raises(Crash):
         run_sweep(config(), store=store, components=crashing, testset=make_testset())
@@ -269,7 +269,7 @@ def test_crashed_run_resumes_without_duplicates_or_repeated_work(tmp_path):
 
 
 def test_resume_refuses_a_changed_config_and_names_the_change(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     out = run_sweep(config(), store=store, components=parts(), testset=make_testset())
     with pytest.raises(ConfigError) as exc:
         run_sweep(
@@ -295,7 +295,7 @@ def test_resume_refuses_a_changed_config_and_names_the_change(tmp_path):
 
 
 def test_k_above_the_corpus_is_refused(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     with pytest.raises(
         ConfigError, match="k = 20 is above the retrievable count: the corpus has 12"
     ):
@@ -306,7 +306,7 @@ def test_k_above_the_corpus_is_refused(tmp_path):
 
 
 def test_transient_failures_are_stored_at_every_k_and_retried_on_resume(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     out = run_sweep(
         config(),
         store=store,
@@ -336,7 +336,7 @@ def test_transient_failures_are_stored_at_every_k_and_retried_on_resume(tmp_path
 
 
 def test_failed_generation_is_generated_and_judged_again_on_resume(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     broken = parts()
     broken.generator = FirstSentenceGenerator(fail=frozenset({"q-tin"}))
     out = run_sweep(config(), store=store, components=broken, testset=make_testset())

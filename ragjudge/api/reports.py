@@ -35,10 +35,10 @@ def compare(
     from ragjudge.report.build import build_report
     from ragjudge.report.from_store import check_comparable, load_run_scores, resolve_runs
     from ragjudge.report.thresholds import load_thresholds
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
 
     rules = load_thresholds(thresholds)
-    with RunStore(store) as st:
+    with open_store(store) as st:
         run_id, base_id, warnings = resolve_runs(
             st, _run_id(run), _run_id(baseline), None, allow_unfinished=allow_unfinished
         )

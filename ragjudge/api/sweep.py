@@ -134,13 +134,13 @@ def sweep(
     progress: Any = None,
 ) -> SweepResult:
     """Run (or resume) a k-sweep; see the module docstring. ``objective`` and ``budget`` take
-    the sweep config's keys (``docs/sweep.md``); ``store`` is a ``RunStore`` or a path;
+    the sweep config's keys (``docs/sweep.md``); ``store`` is a ``RunStore``, a path or a store URL;
     ``new=True`` starts a new run even when an unfinished one with the same identity exists;
     ``progress`` receives one line per phase."""
     from ragjudge.adapters import FunctionRetriever, run_sync
     from ragjudge.api.evaluate import DEFAULT_JUDGES
     from ragjudge.judges.registry import default_backend
-    from ragjudge.store import RunStore
+    from ragjudge.store import RunStore, open_store
     from ragjudge.sweep.config import parse_config
     from ragjudge.sweep.run import arun_sweep
 
@@ -167,7 +167,7 @@ def sweep(
             "a built-in retriever needs a corpus: pass a folder or a TestSet with documents, "
             "or your own retriever function"
         )
-    run_store = store if isinstance(store, RunStore) or store is None else RunStore(store)
+    run_store = store if isinstance(store, RunStore) or store is None else open_store(store)
     return run_sync(
         lambda: arun_sweep(
             config,

@@ -139,10 +139,10 @@ def _why(exc: Exception) -> str:
 def from_store(run: str, store_path: str | Path | None = None) -> RunData:
     """Load a run (full id, unique prefix, or ``latest``) from the run store, with the
     questions and references of its stored test cases."""
-    from ragjudge.store import RunStore, item_id
+    from ragjudge.store import item_id, open_store
     from ragjudge.store.view import RunView
 
-    with RunStore.existing(store_path) as store:
+    with open_store(store_path, must_exist=True) as store:
         view = RunView.read(store, store.resolve(run))
     return RunData(
         source=view.run_id,

@@ -23,6 +23,7 @@ from . import (
     metrics_cmd,
     report_cmd,
     retrieval_cmd,
+    store_cmd,
     sweep_cmd,
     testset_cmd,
 )
@@ -50,6 +51,7 @@ for _module in (
     fit_cmd,
     llm_cmd,
     testset_cmd,
+    store_cmd,
 ):
     _module.register(app)
 

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from ragjudge.calibrate.source import RunData
 
 
-def _load_run(run: str | None, results: Path | None, store: Path | None) -> RunData:
+def _load_run(run: str | None, results: Path | None, store: str | None) -> RunData:
     from ragjudge.calibrate.source import from_results_file, from_store
 
     if (run is None) == (results is None):
@@ -27,7 +27,7 @@ def _load_run(run: str | None, results: Path | None, store: Path | None) -> RunD
 
 
 def _agree_source(
-    run: str | None, results: Path | None, store: Path | None, rejudge: str | None, labels: Path
+    run: str | None, results: Path | None, store: str | None, rejudge: str | None, labels: Path
 ) -> RunData:
     if rejudge is None:
         return _load_run(run, results, store)
@@ -108,7 +108,9 @@ def agree(
     results: Path | None = typer.Option(
         None, "--results", help="Judge results JSONL (output of `ragjudge judge`) instead."
     ),
-    store: Path | None = typer.Option(None, "--store", help="Run store file (default: home)."),
+    store: str | None = typer.Option(
+        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
+    ),
     rejudge: str | None = typer.Option(
         None,
         "--rejudge",
@@ -153,7 +155,9 @@ def agree(
 def spot_check(
     run: str | None = typer.Option(None, "--run", help="Run id, unique prefix or 'latest'."),
     results: Path | None = typer.Option(None, "--results", help="Judge results JSONL instead."),
-    store: Path | None = typer.Option(None, "--store", help="Run store file (default: home)."),
+    store: str | None = typer.Option(
+        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
+    ),
     n: int = typer.Option(50, "--n", help="How many items to pick."),
     out: Path = typer.Option(Path("to_label.csv"), "--out", help="CSV sheet to write."),
     data: Path | None = typer.Option(

@@ -42,7 +42,9 @@ def report(
         help="Also compare runs that did not finish ('latest' then means the newest run); "
         "the report says so at the top.",
     ),
-    store_path: Path | None = typer.Option(None, "--store", help="Run store file."),
+    store_path: str | None = typer.Option(
+        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
+    ),
 ) -> None:
     """Compare a run with a baseline: paired bootstrap CIs, permutation tests (Holm over the
     primary metrics, Benjamini-Hochberg over the rest), equivalence tests, verdicts, coverage
@@ -53,7 +55,7 @@ def report(
     from ragjudge.report.build import check_out_dir, ordered, write_report
     from ragjudge.report.from_store import newer_unfinished, resolve_runs, stored_report
     from ragjudge.report.thresholds import load_thresholds
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
 
     console = Console(stderr=True)
     fmts = [f.strip() for f in formats.split(",") if f.strip()]
@@ -61,7 +63,7 @@ def report(
         raise ConfigError("--format names no format; use md, html and/or json")
     rules = load_thresholds(thresholds)
     check_out_dir(out)
-    with RunStore.existing(store_path) as store:
+    with open_store(store_path, must_exist=True) as store:
         run_id, base_id, warnings = resolve_runs(
             store, run, baseline, baseline_tag, allow_unfinished=allow_unfinished
         )

@@ -88,7 +88,7 @@ def sweep(
     """
     from ragjudge.errors import ConfigError
     from ragjudge.report.build import check_out_dir
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
     from ragjudge.sweep.config import load_config, stored_config
     from ragjudge.sweep.render import write_report
     from ragjudge.sweep.run import run_sweep
@@ -98,7 +98,7 @@ def sweep(
     cfg = load_config(config) if config is not None else None  # a bad config before the store
     if out is not None:
         check_out_dir(out)  # before any work
-    store = RunStore()
+    store = open_store()
     if cfg is None:  # the run's own configuration, as stored in its manifest
         cfg = stored_config(store.manifest(store.resolve(str(resume))))
     cfg = cfg.model_copy(
@@ -161,11 +161,11 @@ def runs_list() -> None:
     """Every run in the store, oldest first."""
     from rich.table import Table
 
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
 
-    store = RunStore()
+    store = open_store()
     runs = store.list_runs()
-    table = Table(title=f"runs in {store.path}")
+    table = Table(title=f"runs in {store.location}")
     width = max((len(m.run_id) for m in runs), default=3)
     table.add_column("run", no_wrap=True, min_width=width)
     for col in ("status", "dataset", "started", "finished", "answers", "judged", "tags"):
@@ -207,11 +207,11 @@ def runs_show(
     """A run's manifest, per-k means and choice of k."""
     from rich.console import Console
 
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
     from ragjudge.sweep.render import write_report
     from ragjudge.sweep.run import summarise_run
 
-    store = RunStore()
+    store = open_store()
     run_id = store.resolve(run)
     m = store.manifest(run_id)
     con = Console()
@@ -233,10 +233,10 @@ def runs_export(
     out: Path | None = typer.Option(None, "--out", "-o", help="Output file (folder for hf)."),
 ) -> None:
     """Export a run as one row per (case, k): answers, judge scores and statuses, metrics."""
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
     from ragjudge.store.export import export_run
 
-    store = RunStore()
+    store = open_store()
     run_id = store.resolve(run)
     suffix = "" if fmt == "hf" else f".{fmt}"
     path = export_run(store, run_id, fmt, out or Path(f"{run_id}{suffix}"))
@@ -249,9 +249,9 @@ def runs_tag(
     tag: str = typer.Argument(..., help="TAG or TAG=VALUE."),
 ) -> None:
     """Tag a run (e.g. ``baseline``), for the regression report to find it."""
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
 
-    store = RunStore()
+    store = open_store()
     run_id = store.resolve(run)
     name, _, value = tag.partition("=")
     store.tag(run_id, name, value)

@@ -29,7 +29,7 @@ from ragjudge.distributed.workers import sweep_parts
 from ragjudge.generate import AnswerKey
 from ragjudge.protocols import Judge
 from ragjudge.schema import Answer, JudgeResult, Ranking, TestCase
-from ragjudge.store.sqlite import StoredJudgeResult
+from ragjudge.store.base import StoredJudgeResult
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.execute import InProcessExecutor
 from ragjudge.sweep.plan import JudgeTask

@@ -106,7 +106,7 @@ def resolve_runs(
         if not finished:
             store.resolve("latest")  # an empty store says so
             raise ConfigError(
-                f"no finished run in {store.path} (use --allow-unfinished to compare the "
+                f"no finished run in {store.location} (use --allow-unfinished to compare the "
                 "newest run anyway)"
             )
         run_id = finished[-1]

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import ConfigError
-from ragjudge.store.sqlite import RunStore, item_id
+from ragjudge.store.base import RunStore, item_id
 from ragjudge.store.view import RunView
 
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl", "hf")

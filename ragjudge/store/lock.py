@@ -1,4 +1,4 @@
-"""One writer per run: an exclusive ``flock`` on a lock file beside the store.
+"""One writer per run on a SQLite store: an exclusive ``flock`` on a lock file beside the store.
 
 The operating system drops the lock when its process dies (even by ``kill -9``), so a crashed
 run can be resumed at once, while a second process that tries to write the same run while the
@@ -12,13 +12,9 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
-from types import TracebackType
 
-from ragjudge.errors import RagjudgeError
-
-
-class RunLockedError(RagjudgeError):
-    """Another live process is writing this run."""
+from ragjudge.store.base import RunLockedError
+from ragjudge.store.sql import Lease, Leases
 
 
 def lock_path(store_path: Path, run_id: str) -> Path:
@@ -42,7 +38,7 @@ def writer_alive(store_path: Path, run_id: str) -> bool:
     return False
 
 
-class RunLock:
+class RunLock(Lease):
     """``with RunLock(store_path, run_id):`` holds the run's write lock for the block."""
 
     def __init__(self, store_path: Path, run_id: str) -> None:
@@ -72,14 +68,15 @@ class RunLock:
             os.close(self._fd)
             self._fd = None
 
-    def __enter__(self) -> RunLock:
-        self.acquire()
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.release()
+class FileLeases(Leases):
+    """The leases of the SQLite store at ``store_path``: ``RunLock`` files in ``locks/``."""
+
+    def __init__(self, store_path: Path) -> None:
+        self.store_path = store_path
+
+    def lease(self, run_id: str) -> RunLock:
+        return RunLock(self.store_path, run_id)
+
+    def writer_alive(self, run_id: str) -> bool:
+        return writer_alive(self.store_path, run_id)

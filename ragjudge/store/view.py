@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, RunModels, TestCase
-from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
+from ragjudge.store.base import RetrievalMetric, RunStore, StoredJudgeResult
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ import asyncio
 from collections.abc import Iterable
 
 from ragjudge.schema import TokenUsage
-from ragjudge.store.sqlite import RunStore
+from ragjudge.store.base import RunStore
 from ragjudge.sweep.config import BudgetConfig
 
 

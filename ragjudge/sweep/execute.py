@@ -36,7 +36,7 @@ from ragjudge.schema import (
     TestSet,
     TokenUsage,
 )
-from ragjudge.store.sqlite import RetrievalMetric, RunStore, StoredJudgeResult
+from ragjudge.store.base import RetrievalMetric, RunStore, StoredJudgeResult
 from ragjudge.sweep.budget import Budget, BudgetExhausted
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import RETRIEVAL_METRIC_NAMES, SweepConfig

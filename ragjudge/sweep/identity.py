@@ -11,7 +11,7 @@ from typing import Any
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
 from ragjudge.schema import RunManifest, TestSet
-from ragjudge.store.sqlite import RunStore, now
+from ragjudge.store.base import RunStore, now
 from ragjudge.sweep.components import Components, llm_settings
 from ragjudge.sweep.config import SweepConfig, diff_definitions, hash_json
 

@@ -25,7 +25,7 @@ from typing import Any
 from ragjudge.judges.base import is_prefix
 from ragjudge.protocols import Judge
 from ragjudge.schema import Answer, JudgeInput, JudgeResult, JudgeStatus, TestCase, TokenUsage
-from ragjudge.store.sqlite import StoredJudgeResult, item_id
+from ragjudge.store.base import StoredJudgeResult, item_id
 from ragjudge.sweep.config import hash_json
 
 RETRYABLE = frozenset(

@@ -24,8 +24,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.judges.base import conform
 from ragjudge.protocols import Executor
 from ragjudge.schema import JudgeResult, TestSet
-from ragjudge.store.lock import RunLock
-from ragjudge.store.sqlite import RunStore, StoredJudgeResult
+from ragjudge.store import RunStore, StoredJudgeResult, open_store
 from ragjudge.store.view import RunView
 from ragjudge.sweep.analysis import SweepSummary, analyse
 from ragjudge.sweep.budget import BudgetExhausted
@@ -199,7 +198,7 @@ async def arun_sweep(
     config names; ``progress`` receives one line per phase, ``progress_bar`` also shows rich
     bars."""
     say: Progress = progress or (lambda _msg: None)
-    store = store or RunStore()
+    store = store or open_store()
     comp = components or build_components(config)
     testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
     check_ks(config, testset)
@@ -210,7 +209,7 @@ async def arun_sweep(
         store, fresh_manifest(definition, config, comp, testset, tags), resume=resume, new=new
     )
     run_id = manifest.run_id
-    with RunLock(store.path, run_id):
+    with store.lease(run_id):
         if resumed:
             say(f"resuming run {run_id} (status {manifest.status})")
             store.set_status(run_id, "running")

@@ -1,0 +1,58 @@
+"""``ragjudge store copy`` and ``ragjudge store check``: whole-store maintenance."""
+
+from __future__ import annotations
+
+import typer
+
+store_app = typer.Typer(
+    help="The run store as a whole: copy a history between stores, check a store.",
+    no_args_is_help=True,
+)
+
+
+@store_app.command("copy")
+def store_copy(
+    source: str = typer.Option(..., "--from", help="Store to copy from (file path or URL)."),
+    target: str = typer.Option(..., "--to", help="Store to copy into (file path or URL)."),
+) -> None:
+    """Copy every run (manifest, rows, ledger, tags, labels) from one store into another, e.g. a
+    laptop's SQLite into the team's PostgreSQL. Idempotent: copying again changes nothing."""
+    from ragjudge.store import open_store
+    from ragjudge.store.maintain import copy_store
+
+    with open_store(source, must_exist=True) as src, open_store(target) as dst:
+        done = copy_store(src, dst)
+        print(
+            f"copied {done.runs} runs ({done.rows} rows, {done.labels} new labels) "
+            f"from {src.location} to {dst.location}"
+        )
+
+
+@store_app.command("check")
+def store_check(
+    store: str | None = typer.Option(
+        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
+    ),
+) -> None:
+    """Verify the store: schema migrations applied, every row of every run readable, the SQLite
+    file's integrity. Exit 2 with one line per problem."""
+    from ragjudge.store import open_store
+    from ragjudge.store.maintain import check_store
+    from ragjudge.store.sql import SqlRunStore
+
+    with open_store(store, must_exist=store is not None) as st:
+        assert isinstance(st, SqlRunStore)  # the one implementation
+        report = check_store(st)
+        for line in report.problems:
+            typer.echo(line, err=True)
+        print(
+            f"{st.location}: schema {report.revision} (newest {report.head}), {report.runs} "
+            f"runs, {len(report.problems)} problems"
+        )
+    if report.problems:
+        raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    """Add this area's commands to the app."""
+    app.add_typer(store_app, name="store")

@@ -1,0 +1,1 @@
+"""Alembic migrations of the run store (``ragjudge.store.migrate`` runs them)."""

@@ -1,0 +1,559 @@
+"""The run store on a SQL database through SQLAlchemy Core: an embedded SQLite file (WAL) or a
+PostgreSQL server (psycopg 3). ``ragjudge.store.open_store`` builds the engine and chooses the
+lease; this class holds the one copy of every query (contract: ``ragjudge.store.base``).
+
+Writes are transactions of whole batches (SQLite: ``BEGIN IMMEDIATE``, one writer at a time,
+readers never blocked under WAL); an existing key is replaced (``INSERT .. ON CONFLICT DO
+UPDATE``, the construct both dialects offer). On PostgreSQL a lost connection (the server
+restarted) is retried with backoff (``tenacity``, at most ``RETRIES`` attempts over about 30 s),
+which is safe because every batch is idempotent; after that one line says the server stopped
+answering and that the run resumes from its last whole batch.
+
+Errors are one line naming the store: a full disk (``StoreFullError``: nothing stored is lost),
+a lock held past the busy timeout (``StoreLockedError``), a corrupt file, and a row that does
+not parse (``CorruptRowError`` naming the run and the table).
+"""
+
+from __future__ import annotations
+
+import errno
+import shutil
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self, TypeVar
+
+import sqlalchemy as sa
+from pydantic import BaseModel, ValidationError
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+
+from ragjudge.errors import (
+    ConfigError,
+    RagjudgeError,
+    StateFileError,
+    first_problem,
+    sqlite_file_error,
+)
+from ragjudge.llm.ledger import LedgerEntry
+from ragjudge.llm.settings import redact
+from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, TestCase
+from ragjudge.store import tables as t
+from ragjudge.store.base import (
+    CorruptRowError,
+    RetrievalMetric,
+    StoredJudgeResult,
+    StoredLabel,
+    StoreFullError,
+    StoreLockedError,
+    now,
+)
+
+RETRIES = 6
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+_INSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+"""The dialect's INSERT with ``on_conflict_do_update`` (the same method on both)."""
+_COUNTED = ("answers", "judge_results", "rankings", "retrieval_metrics", "ledger")
+
+
+class Lease:
+    """A run's single-writer lease: ``acquire`` (``RunLockedError`` when held) and
+    ``release``; ``with lease:`` holds it for the block."""
+
+    def acquire(self) -> None:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        self.acquire()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+
+class Leases:
+    """How a backend hands out run leases (``lock.FileLeases``, ``pglease.AdvisoryLeases``)."""
+
+    def lease(self, run_id: str) -> Lease:
+        raise NotImplementedError
+
+    def writer_alive(self, run_id: str) -> bool:
+        raise NotImplementedError
+
+
+class SqlRunStore:
+    """A ``RunStore`` (``ragjudge.store.base``) on a SQLAlchemy engine."""
+
+    def __init__(
+        self,
+        engine: sa.Engine,
+        *,
+        location: str,
+        leases: Leases,
+        read_only: bool = False,
+        file: Path | None = None,
+        busy_timeout: float = 10.0,
+    ) -> None:
+        self._engine = engine
+        self._location = location
+        self._leases = leases
+        self._read_only = read_only
+        self.file = file
+        """The SQLite file (None on a server)."""
+        self.busy_timeout = busy_timeout
+
+    @property
+    def location(self) -> str:
+        return self._location
+
+    @property
+    def read_only(self) -> bool:
+        return self._read_only
+
+    @property
+    def dialect(self) -> str:
+        """``sqlite`` or ``postgresql``."""
+        return self._engine.dialect.name
+
+    def close(self) -> None:
+        self._engine.dispose()
+
+    def __enter__(self) -> SqlRunStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ plumbing
+
+    def error(self, exc: BaseException) -> RagjudgeError:
+        """The one-line error for a database failure on this store (module docstring)."""
+        orig = exc.orig if isinstance(exc, DBAPIError) else exc
+        msg = redact(str(orig).strip().splitlines()[0] if str(orig).strip() else repr(orig))
+        full = "database or disk is full" in msg or getattr(orig, "sqlstate", None) == "53100"
+        if full or (isinstance(orig, OSError) and orig.errno == errno.ENOSPC):
+            return StoreFullError(self._full_message(msg))
+        if self.file is None:
+            return StateFileError(
+                f"{self.location}: the database server failed ({msg}); nothing stored before "
+                "this write was lost: run the same command again to resume"
+            )
+        if "locked" in msg or "busy" in msg:
+            return StoreLockedError(
+                f"run store {self.location} is locked by another process (waited "
+                f"{self.busy_timeout:g} s); wait for it to finish or use another RAGJUDGE_HOME"
+            )
+        if self.read_only and ("readonly" in msg or "query_only" in msg):
+            return sqlite_file_error(self.file, OSError("readonly"))
+        return sqlite_file_error(self.file, orig or exc)
+
+    def _full_message(self, msg: str) -> str:
+        if self.file is None:
+            where = f"the disk of the database server of {self.location}"
+        else:
+            folder = self.file.parent
+            try:
+                free = shutil.disk_usage(folder).free
+                where = f"{folder} ({free // 1024} KiB free)"
+            except OSError:
+                where = str(folder)
+        return (
+            f"{self.location}: the disk is full: {where} ({msg}); this write was rolled back "
+            "whole and nothing stored before it was lost: free some space and run the same "
+            "command again to resume (do not move the store aside, it is intact)"
+        )
+
+    def _transient(self, exc: BaseException) -> bool:
+        """A lost server connection (PostgreSQL restarted): worth retrying the batch."""
+        return (
+            self.file is None
+            and isinstance(exc, sa.exc.OperationalError)
+            and getattr(exc.orig, "sqlstate", None) != "53100"
+        )
+
+    def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+        if write and self._read_only:
+            raise sqlite_file_error(self.file or self.location, OSError("readonly"))
+        retry = Retrying(
+            stop=stop_after_attempt(RETRIES),
+            wait=wait_exponential(multiplier=0.5, max=10),
+            retry=retry_if_exception(self._transient),
+            reraise=True,
+        )
+        try:
+            for attempt in retry:
+                with attempt, self._engine.connect() as conn:
+                    conn.execution_options(ragjudge_write=write)
+                    with conn.begin():
+                        return fn(conn)
+        except (SQLAlchemyError, OSError) as exc:
+            raise self.error(exc) from None
+        raise AssertionError("unreachable: Retrying reraises")  # pragma: no cover
+
+    def _write(self, fn: Callable[[sa.Connection], T]) -> T:
+        return self._run(fn, write=True)
+
+    def _read(self, fn: Callable[[sa.Connection], T]) -> T:
+        return self._run(fn, write=False)
+
+    def _rows(self, stmt: sa.Executable) -> list[Any]:
+        return self._read(lambda c: list(c.execute(stmt)))
+
+    def _upsert(self, table: sa.Table, rows: list[dict[str, Any]]) -> None:
+        if not rows:
+            return
+        keys = [c.name for c in table.primary_key.columns]
+        stmt: Any = _INSERT[self.dialect](table)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=keys,
+            set_={c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys},
+        )
+        self._write(lambda c: c.execute(stmt, rows))
+
+    def _parse(self, model: type[M], raw: str, run_id: str, table: str, key: str) -> M:
+        try:
+            return model.model_validate_json(raw)
+        except ValidationError as exc:
+            raise CorruptRowError(
+                f"{self.location}: run {run_id}: a corrupt row in table {table} ({key}): "
+                f"{first_problem(exc)}; the run's other rows are intact"
+            ) from None
+
+    # ------------------------------------------------------------------ runs
+
+    def create_run(self, manifest: RunManifest) -> None:
+        def create(conn: sa.Connection) -> None:
+            exists = conn.execute(
+                sa.select(t.runs.c.run_id).where(t.runs.c.run_id == manifest.run_id)
+            ).first()
+            if exists:
+                raise ConfigError(f"run {manifest.run_id!r} already exists in {self.location}")
+            conn.execute(t.runs.insert(), _run_row(manifest))
+            _write_tags(conn, manifest)
+
+        self._write(create)
+
+    def update_manifest(self, manifest: RunManifest) -> None:
+        def update(conn: sa.Connection) -> None:
+            row = _run_row(manifest)
+            conn.execute(t.runs.update().where(t.runs.c.run_id == manifest.run_id), row)
+            _write_tags(conn, manifest)
+
+        self._write(update)
+
+    def set_status(self, run_id: str, status: str, *, finished: bool = False) -> RunManifest:
+        data = self.manifest(run_id).model_dump()
+        data.update(status=status, finished_at=now() if finished else None)
+        m = RunManifest.model_validate(data)
+        self.update_manifest(m)
+        return m
+
+    def _manifests(self, where: Any, order: Iterable[Any]) -> list[RunManifest]:
+        def read(conn: sa.Connection) -> tuple[list[Any], list[Any]]:
+            runs = list(conn.execute(sa.select(t.runs.c.run_id, t.runs.c.manifest).where(where)))
+            tags = list(conn.execute(sa.select(t.tags.c.run_id, t.tags.c.tag, t.tags.c.value)))
+            return runs, tags
+
+        runs, tag_rows = self._read(read)
+        by_run: dict[str, dict[str, str]] = {}
+        for run_id, tag, value in tag_rows:
+            by_run.setdefault(run_id, {})[tag] = value
+        out = []
+        for run_id, raw in runs:
+            m = self._parse(RunManifest, raw, run_id, "runs", "its manifest")
+            update: dict[str, Any] = {"tags": by_run.get(run_id, {})}
+            if m.status == "running" and not self._leases.writer_alive(run_id):
+                update["status"] = "interrupted"  # its writer died (kill -9, power loss)
+            out.append(m.model_copy(update=update))
+        keys = list(order)
+        return sorted(out, key=lambda m: tuple(f(m) for f in keys))
+
+    def manifest(self, run_id: str) -> RunManifest:
+        found = self._manifests(t.runs.c.run_id == run_id, ())
+        if not found:
+            known = [m.run_id for m in self.list_runs()]
+            hint = f"; known runs: {', '.join(known[-5:])}" if known else "; the store is empty"
+            raise ConfigError(f"no run {run_id!r} in {self.location}{hint}")
+        return found[0]
+
+    def list_runs(self) -> list[RunManifest]:
+        """Every run, oldest first (ties by run id)."""
+        return self._manifests(sa.true(), (lambda m: m.started_at, lambda m: m.run_id))
+
+    def resolve(self, ref: str) -> str:
+        if ref == "latest":
+            rows = self._rows(
+                sa.select(t.runs.c.run_id)
+                .order_by(t.runs.c.started_at.desc(), t.runs.c.run_id.desc())
+                .limit(1)
+            )
+            if not rows:
+                raise ConfigError(f"the run store {self.location} has no runs yet")
+            return str(rows[0][0])
+        ids = [
+            r[0]
+            for r in self._rows(
+                sa.select(t.runs.c.run_id).where(t.runs.c.run_id.startswith(ref, autoescape=True))
+            )
+        ]
+        if ref in ids:
+            return ref
+        if len(ids) == 1:
+            return str(ids[0])
+        if len(ids) > 1:
+            raise ConfigError(f"run reference {ref!r} is ambiguous: {', '.join(sorted(ids)[:5])}")
+        self.manifest(ref)  # raises with the known runs listed
+        return ref
+
+    def tag(self, run_id: str, tag: str, value: str = "") -> None:
+        """A blank tag is a ``ConfigError``: nothing could find it."""
+        if not tag.strip():
+            raise ConfigError(f"a tag needs a name (got {tag!r})")
+        self.manifest(run_id)
+        self._upsert(t.tags, [{"run_id": run_id, "tag": tag, "value": value}])
+
+    def find_by_tag(self, tag: str) -> list[RunManifest]:
+        tagged = sa.select(t.tags.c.run_id).where(t.tags.c.tag == tag)
+        runs = self._manifests(t.runs.c.run_id.in_(tagged), ())
+        return sorted(runs, key=lambda m: (m.started_at, m.run_id), reverse=True)
+
+    def delete_run(self, run_id: str) -> None:
+        def delete(conn: sa.Connection) -> None:
+            for table in (*t.ROW_TABLES, t.tags, t.labels):
+                conn.execute(table.delete().where(table.c.run_id == run_id))
+            conn.execute(t.runs.delete().where(t.runs.c.run_id == run_id))
+
+        self._write(delete)
+
+    # ------------------------------------------------------------------ items
+
+    def put_answers(self, run_id: str, answers: Iterable[Answer]) -> None:
+        self._upsert(
+            t.answers,
+            [
+                {"run_id": run_id, "case_id": a.case_id, "k": a.k, "answer": a.model_dump_json()}
+                for a in answers
+            ],
+        )
+
+    def answers(self, run_id: str) -> list[Answer]:
+        rows = self._rows(
+            sa.select(t.answers.c.case_id, t.answers.c.k, t.answers.c.answer)
+            .where(t.answers.c.run_id == run_id)
+            .order_by(t.answers.c.case_id, t.answers.c.k)
+        )
+        return [self._parse(Answer, a, run_id, "answers", f"{c}@k{k}") for c, k, a in rows]
+
+    def put_judge_results(self, run_id: str, results: Iterable[StoredJudgeResult]) -> None:
+        self._upsert(
+            t.judge_results,
+            [
+                {
+                    "run_id": run_id,
+                    "case_id": r.case_id,
+                    "k": r.k,
+                    "judge": r.judge,
+                    "status": r.result.status.value,
+                    "score": r.result.score,
+                    "result": r.result.model_dump_json(),
+                }
+                for r in results
+            ],
+        )
+
+    def judge_results(self, run_id: str) -> list[StoredJudgeResult]:
+        j = t.judge_results
+        rows = self._rows(
+            sa.select(j.c.case_id, j.c.k, j.c.judge, j.c.result)
+            .where(j.c.run_id == run_id)
+            .order_by(j.c.judge, j.c.case_id, j.c.k)
+        )
+        return [
+            StoredJudgeResult(
+                c, int(k), jn, self._parse(JudgeResult, res, run_id, "judge_results", f"{jn} {c}")
+            )
+            for c, k, jn, res in rows
+        ]
+
+    def put_rankings(self, run_id: str, rankings: Iterable[Ranking]) -> None:
+        self._upsert(
+            t.rankings,
+            [
+                {"run_id": run_id, "case_id": r.query_id, "ranking": r.model_dump_json()}
+                for r in rankings
+            ],
+        )
+
+    def rankings(self, run_id: str) -> dict[str, Ranking]:
+        rows = self._rows(
+            sa.select(t.rankings.c.case_id, t.rankings.c.ranking)
+            .where(t.rankings.c.run_id == run_id)
+            .order_by(t.rankings.c.case_id)
+        )
+        return {c: self._parse(Ranking, r, run_id, "rankings", c) for c, r in rows}
+
+    def put_cases(self, run_id: str, cases: Iterable[TestCase]) -> None:
+        self._upsert(
+            t.cases,
+            [{"run_id": run_id, "case_id": c.id, "testcase": c.model_dump_json()} for c in cases],
+        )
+
+    def cases(self, run_id: str) -> dict[str, TestCase]:
+        rows = self._rows(
+            sa.select(t.cases.c.case_id, t.cases.c.testcase)
+            .where(t.cases.c.run_id == run_id)
+            .order_by(t.cases.c.case_id)
+        )
+        return {c: self._parse(TestCase, tc, run_id, "cases", c) for c, tc in rows}
+
+    def put_retrieval_metrics(self, run_id: str, rows: Iterable[RetrievalMetric]) -> None:
+        self._upsert(
+            t.retrieval_metrics,
+            [
+                {
+                    "run_id": run_id,
+                    "case_id": r.case_id,
+                    "k": r.k,
+                    "metric": r.metric,
+                    "value": float(r.value),
+                }
+                for r in rows
+            ],
+        )
+
+    def retrieval_metrics(self, run_id: str) -> list[RetrievalMetric]:
+        m = t.retrieval_metrics
+        rows = self._rows(
+            sa.select(m.c.case_id, m.c.k, m.c.metric, m.c.value)
+            .where(m.c.run_id == run_id)
+            .order_by(m.c.metric, m.c.case_id, m.c.k)
+        )
+        return [RetrievalMetric(c, int(k), name, float(v)) for c, k, name, v in rows]
+
+    def append_ledger(self, run_id: str, entries: Iterable[LedgerEntry]) -> None:
+        batch = list(entries)
+        if not batch:
+            return
+
+        def append(conn: sa.Connection) -> None:
+            last = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(t.ledger.c.seq), 0)).where(
+                    t.ledger.c.run_id == run_id
+                )
+            ).scalar_one()
+            conn.execute(
+                t.ledger.insert(),
+                [
+                    {"run_id": run_id, "seq": last + i, "entry": e.model_dump_json()}
+                    for i, e in enumerate(batch, start=1)
+                ],
+            )
+
+        self._write(append)
+
+    def ledger(self, run_id: str) -> list[LedgerEntry]:
+        rows = self._rows(
+            sa.select(t.ledger.c.seq, t.ledger.c.entry)
+            .where(t.ledger.c.run_id == run_id)
+            .order_by(t.ledger.c.seq)
+        )
+        return [self._parse(LedgerEntry, e, run_id, "ledger", f"line {s}") for s, e in rows]
+
+    def counts(self, run_id: str) -> dict[str, int]:
+        def count(conn: sa.Connection) -> dict[str, int]:
+            out = {}
+            for name in _COUNTED:
+                table = t.metadata.tables[name]
+                stmt = sa.select(sa.func.count()).where(table.c.run_id == run_id)
+                out[name] = int(conn.execute(stmt).scalar_one())
+            return out
+
+        return self._read(count)
+
+    # ------------------------------------------------------------------ labels
+
+    def add_labels(self, labels: Iterable[StoredLabel]) -> list[int]:
+        rows = [
+            label.model_dump(exclude={"id"}) | {"created_at": label.created_at or now()}
+            for label in labels
+        ]
+
+        def add(conn: sa.Connection) -> list[int]:
+            return [
+                int(conn.execute(t.labels.insert().values(row)).inserted_primary_key[0])  # type: ignore[index]
+                for row in rows
+            ]
+
+        return self._write(add) if rows else []
+
+    def labels(
+        self, run_id: str, *, case_id: str | None = None, judge: str | None = None
+    ) -> list[StoredLabel]:
+        if self._read_only and not self._read(lambda c: sa.inspect(c).has_table("labels")):
+            return []  # a read-only store written before labels were stored
+        cond = [t.labels.c.run_id == run_id]
+        if case_id is not None:
+            cond.append(t.labels.c.case_id == case_id)
+        if judge is not None:
+            cond.append(t.labels.c.judge == judge)
+        rows = self._rows(
+            sa.select(t.labels).where(*cond).order_by(t.labels.c.created_at, t.labels.c.id)
+        )
+        return [StoredLabel.model_validate(dict(r._mapping)) for r in rows]
+
+    # ------------------------------------------------------------------ ownership
+
+    def lease(self, run_id: str) -> AbstractContextManager[object]:
+        return self._leases.lease(run_id)
+
+    def writer_alive(self, run_id: str) -> bool:
+        return self._leases.writer_alive(run_id)
+
+    # ------------------------------------------------------------------ maintenance
+
+    @contextmanager
+    def connection(self, *, write: bool) -> Iterator[sa.Connection]:
+        """A transaction on the store (migrations, ``ragjudge.store.maintain``)."""
+        try:
+            with self._engine.connect() as conn:
+                conn.execution_options(ragjudge_write=write)
+                with conn.begin():
+                    yield conn
+        except (SQLAlchemyError, OSError) as exc:
+            raise self.error(exc) from None
+
+
+def _run_row(m: RunManifest) -> dict[str, Any]:
+    return {
+        "run_id": m.run_id,
+        "manifest": m.model_dump_json(),
+        "status": m.status,
+        "config_hash": m.config_hash,
+        "dataset_hash": m.dataset_hash,
+        "started_at": m.started_at,
+        "finished_at": m.finished_at,
+    }
+
+
+def _write_tags(conn: sa.Connection, m: RunManifest) -> None:
+    conn.execute(t.tags.delete().where(t.tags.c.run_id == m.run_id))
+    if m.tags:
+        conn.execute(
+            t.tags.insert(), [{"run_id": m.run_id, "tag": k, "value": v} for k, v in m.tags.items()]
+        )
