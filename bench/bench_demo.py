@@ -23,11 +23,11 @@ REPO = Path(__file__).resolve().parents[1]
 PEER = """
 import sys
 from pathlib import Path
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.demo import demo_config
 from ragjudge.sweep.run import run_sweep
 base = demo_config()
-store = RunStore()
+store = open_store()
 best = {}
 for k in range(1, 11):
     cfg = base.model_copy(update={"ks": [k]})

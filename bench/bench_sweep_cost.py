@@ -56,7 +56,7 @@ def judge_usage(ledger: list[dict[str, object]]) -> tuple[int, int, int]:
 
 
 def one_run(data: dict[str, object], ks: list[int], generator: str) -> dict[str, object]:
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
     from ragjudge.sweep.config import SweepConfig
     from ragjudge.sweep.run import run_sweep
 
@@ -71,7 +71,7 @@ def one_run(data: dict[str, object], ks: list[int], generator: str) -> dict[str,
             "concurrency": 16,
         }
     )
-    store = RunStore()
+    store = open_store()
     t0 = time.perf_counter()
     out = run_sweep(cfg, store=store)
     wall = time.perf_counter() - t0

@@ -11,7 +11,7 @@ import ragjudge
 from ragjudge.errors import ConfigError
 from ragjudge.judges.cascade import fit_band
 from ragjudge.judges.registry import create_judge
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.components import build_components
 from ragjudge.sweep.run import run_sweep
 from tests.test_sweep_run import config, make_testset
@@ -117,7 +117,7 @@ def test_sweep_preflight_stops_before_spending(llm_env, tmp_path):
     cfg = cascade_config(max_calls=1)
     out = run_sweep(
         cfg,
-        store=RunStore(tmp_path / "r.sqlite"),
+        store=open_store(tmp_path / "r.sqlite"),
         components=build_components(cfg),
         testset=make_testset(),
     )
@@ -127,7 +127,7 @@ def test_sweep_preflight_stops_before_spending(llm_env, tmp_path):
 
 def test_sweep_runs_the_cascade_within_budget(llm_env, tmp_path):
     cfg = cascade_config(max_calls=200)
-    store = RunStore(tmp_path / "r.sqlite")
+    store = open_store(tmp_path / "r.sqlite")
     out = run_sweep(cfg, store=store, components=build_components(cfg), testset=make_testset())
     assert out.status == "finished"
     rows = [r.result for r in store.judge_results(out.run_id)]

@@ -284,7 +284,7 @@ def test_latest_names_the_run_it_picked_and_the_newer_one_it_skipped(
         return _inproc(capsys, monkeypatch, home, *args)
 
     rng = np.random.default_rng(9)
-    with RunStore(store_home / "runs.sqlite") as store:
+    with open_store(store_home / "runs.sqlite") as store:
         _write_run(
             store, "stopped", started="2026-12-06T02:30:00+00:00",
             faith=list(rng.uniform(0, 1, N)), ndcg=list(rng.uniform(0.3, 0.9, N)),

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from tests.test_sweep_kill import write_dataset
 
 PARTS = """
@@ -63,7 +63,7 @@ def test_ctrl_c_stores_the_run_as_interrupted_and_says_how_to_resume(tmp_path: P
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
     assert "Traceback" not in err
-    with RunStore(home / "runs.sqlite") as store:
+    with open_store(home / "runs.sqlite") as store:
         (run,) = store.list_runs()
         assert run.status == "interrupted"
     said = " ".join(err.split())  # the console wraps long lines
@@ -74,5 +74,5 @@ def test_ctrl_c_stores_the_run_as_interrupted_and_says_how_to_resume(tmp_path: P
     done = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180)
     assert done.returncode == 0, done.stderr
     assert f"resuming run {run.run_id}" in done.stderr
-    with RunStore(home / "runs.sqlite") as store:
+    with open_store(home / "runs.sqlite") as store:
         assert store.manifest(run.run_id).status == "finished"
