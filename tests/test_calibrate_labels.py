@@ -243,3 +243,52 @@ def test_a_label_file_in_another_encoding_is_named(tmp_path: Path) -> None:
     sheet.write_bytes("item_id,dimension,label\nq1@k1,faithfulness,1\n".encode("utf-16"))
     with pytest.raises(DataError, match=r"labels\.csv:1: not valid UTF-8"):
         load_labels(sheet)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # a header cell with a quoted newline
+        '"item_id","dimension","label","note\nmore"\nq1@k1,faith,1,\nq2@k1,faith,0,\nBAD@k1,faith,7,\n',
+        # blank lines between rows
+        "item_id,dimension,label\n\n\nq1@k1,faith,1\n\nq2@k1,faith,0\n\n\nBAD@k1,faith,7\n",
+        # quoted newlines inside cells, Windows line ends
+        'item_id,dimension,label,note\r\nq1@k1,faith,1,"a\r\nb\r\nc"\r\n'
+        'q2@k1,faith,0,"d\ne"\r\n\r\nBAD@k1,faith,7,x\r\n',
+        # blank lines before the header
+        "\n\nitem_id,dimension,label\nq1@k1,faith,1\nq2@k1,faith,0\nBAD@k1,faith,7\n",
+    ],
+)
+def test_csv_errors_name_the_physical_line(tmp_path: Path, text: str) -> None:
+    """Every row's line is the physical line its first cell is on, counting the header's and
+    the cells' own line breaks and blank lines (an editor's line number)."""
+    p = tmp_path / "labels.csv"
+    p.write_bytes(text.encode())
+    physical = text.replace("\r\n", "\n").split("\n")
+    want = next(i for i, t in enumerate(physical, 1) if t.startswith("BAD@"))
+    with pytest.raises(DataError, match="out of the") as err:
+        load_labels(p)
+    assert err.value.line == want
+    good = p.with_name("good.csv")
+    good.write_bytes(text.replace("BAD@k1,faith,7", "q3@k1,faith,1").encode())
+    physical[want - 1] = "q3@k1"
+    for lab in load_labels(good).labels:
+        assert physical[lab.line - 1].startswith(lab.item_id)
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        ("q1@k1,faith,1\nq2@k1,faith,0,extra\n", "4 fields"),
+        ("q1@k1,faith,1\nq2@k1,faith\n", "2 fields"),
+        ('q1@k1,faith,1\n"q2@k1\n",faith,0,,\n', "5 fields"),
+    ],
+)
+def test_a_ragged_csv_row_is_refused(tmp_path: Path, body: str, needle: str) -> None:
+    """A row with more or fewer cells than the header is an error naming its line (a cell
+    shifted into the next column would otherwise be read as another column's value)."""
+    p = _write(tmp_path, "labels.csv", "item_id,dimension,label\n" + body)
+    with pytest.raises(DataError, match=needle) as err:
+        load_labels(p)
+    assert err.value.line == 3
+    assert "the header has 3" in str(err.value)

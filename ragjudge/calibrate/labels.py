@@ -130,9 +130,10 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (``io.rows.iter_jsonl``:
     blank lines skipped), else CSV with a header row; either may start with a byte-order mark.
-    The line is the first physical line of the row (a sheet's contexts cell spans several).
-    A missing file, a line that is not a JSON object and a CSV quote left open are
-    ``DataError``s naming the file and line."""
+    The line is the physical line a row starts on (an editor's line number: the header's and
+    the cells' quoted line breaks and blank lines count; a sheet's contexts cell spans several).
+    A missing file, a line that is not a JSON object, a CSV quote left open and a CSV row with
+    more or fewer cells than its header (ragged) are ``DataError``s naming the file and line."""
     if not path.is_file():
         raise DataError("label file not found", path=path)
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
@@ -140,20 +141,33 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         return
     with path.open(encoding="utf-8-sig", newline="") as fh:
         # strict: a quote left open is an error (not a field running to the end of the file)
-        reader = csv.DictReader(fh, strict=True)
+        reader = csv.reader(fh, strict=True)
+        header: list[str] | None = None
         start = 1
         try:
-            if reader.fieldnames is None:
-                raise DataError("empty file: expected a header row", path=path, line=1)
-            start = reader.line_num + 1
-            for row in reader:
+            for cells in reader:
+                # every physical line is consumed by some row (a blank line is an empty row),
+                # so the next row starts after the last line read
                 line, start = start, reader.line_num + 1
-                yield line, dict(row)
+                if not cells:
+                    continue
+                if header is None:
+                    header = cells
+                    continue
+                if len(cells) != len(header):
+                    raise DataError(
+                        f"row has {len(cells)} fields, the header has {len(header)}",
+                        path=path,
+                        line=line,
+                    )
+                yield line, dict(zip(header, cells, strict=True))
         except csv.Error as exc:
             hint = "; is a quote left open?" if "end of data" in str(exc) else ""
             raise DataError(f"malformed CSV: {exc}{hint}", path=path, line=start) from None
         except UnicodeDecodeError as exc:
             raise DataError(f"not valid UTF-8 ({exc.reason})", path=path, line=start) from None
+        if header is None:
+            raise DataError("empty file: expected a header row", path=path, line=1)
 
 
 def _text(row: dict[str, Any], key: str) -> str:
