@@ -23,7 +23,6 @@ Values are stored in native units: binary 0/1, ordinal 1..5, continuous [0, 1], 
 
 from __future__ import annotations
 
-import csv
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import DataError
-from ragjudge.io.rows import iter_jsonl
+from ragjudge.io.rows import iter_csv, iter_jsonl
 
 Scale = Literal["binary", "ordinal", "continuous", "pairwise"]
 SCALES: tuple[str, ...] = get_args(Scale)
@@ -129,7 +128,8 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     their rows (``load_labels``, ``fit-judges`` and ``--rejudge`` all read through it).
 
     JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (``io.rows.iter_jsonl``:
-    blank lines skipped), else CSV with a header row; either may start with a byte-order mark.
+    blank lines skipped), else CSV with a header row (``io.rows.iter_csv``); either may start
+    with a byte-order mark.
     The line is the physical line a row starts on (an editor's line number: the header's and
     the cells' quoted line breaks and blank lines count; a sheet's contexts cell spans several).
     A missing file, a line that is not a JSON object, a CSV quote left open and a CSV row with
@@ -139,35 +139,7 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
         yield from iter_jsonl(path)
         return
-    with path.open(encoding="utf-8-sig", newline="") as fh:
-        # strict: a quote left open is an error (not a field running to the end of the file)
-        reader = csv.reader(fh, strict=True)
-        header: list[str] | None = None
-        start = 1
-        try:
-            for cells in reader:
-                # every physical line is consumed by some row (a blank line is an empty row),
-                # so the next row starts after the last line read
-                line, start = start, reader.line_num + 1
-                if not cells:
-                    continue
-                if header is None:
-                    header = cells
-                    continue
-                if len(cells) != len(header):
-                    raise DataError(
-                        f"row has {len(cells)} fields, the header has {len(header)}",
-                        path=path,
-                        line=line,
-                    )
-                yield line, dict(zip(header, cells, strict=True))
-        except csv.Error as exc:
-            hint = "; is a quote left open?" if "end of data" in str(exc) else ""
-            raise DataError(f"malformed CSV: {exc}{hint}", path=path, line=start) from None
-        except UnicodeDecodeError as exc:
-            raise DataError(f"not valid UTF-8 ({exc.reason})", path=path, line=start) from None
-        if header is None:
-            raise DataError("empty file: expected a header row", path=path, line=1)
+    yield from iter_csv(path)
 
 
 def _text(row: dict[str, Any], key: str) -> str:

@@ -115,19 +115,27 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Row]]:
 
 
 def iter_csv(path: Path, *, delimiter: str = ",") -> Iterator[tuple[int, Row]]:
-    reader = csv.reader((text for _, text in _raw_lines(path)), delimiter=delimiter)
+    """Rows of a CSV/TSV file with a header row, each with the physical line it starts on.
+
+    Blank lines (before the header too) are skipped but counted; a quoted cell's line breaks
+    count. Header names are stripped. An empty file, a repeated header name, a quote left open
+    and a row with more or fewer cells than the header are ``DataError``s naming the line."""
+    # strict: a quote left open is an error (not a field running to the end of the file)
+    reader = csv.reader((text for _, text in _raw_lines(path)), delimiter=delimiter, strict=True)
+    header: list[str] | None = None
+    start = 1
     try:
-        header = next(reader, None)
-        if header is None:
-            return
-        header = [h.strip() for h in header]
-        dupes = sorted({h for h in header if header.count(h) > 1})
-        if dupes:
-            raise DataError(f"header repeats column(s) {dupes}", path=path, line=1)
-        start = reader.line_num + 1
         for values in reader:
+            # every physical line is consumed by some record (a blank line is an empty one),
+            # so the next record starts on the line after the last one read
             line_no, start = start, reader.line_num + 1
             if not values or (len(values) == 1 and not values[0].strip()):
+                continue
+            if header is None:
+                header = [h.strip() for h in values]
+                dupes = sorted({h for h in header if header.count(h) > 1})
+                if dupes:
+                    raise DataError(f"header repeats column(s) {dupes}", path=path, line=line_no)
                 continue
             if len(values) != len(header):
                 raise DataError(
@@ -137,7 +145,10 @@ def iter_csv(path: Path, *, delimiter: str = ",") -> Iterator[tuple[int, Row]]:
                 )
             yield line_no, dict(zip(header, values, strict=True))
     except csv.Error as exc:
-        raise DataError(f"malformed CSV: {exc}", path=path, line=reader.line_num) from exc
+        hint = "; is a quote left open?" if "end of data" in str(exc) else ""
+        raise DataError(f"malformed CSV: {exc}{hint}", path=path, line=start) from exc
+    if header is None:
+        raise DataError("empty file: expected a header row", path=path, line=1)
 
 
 def iter_rows(path: str | Path) -> Iterator[tuple[int, Row]]:
