@@ -3,9 +3,16 @@
 
 Resampling unit: the *item*. ``stat(idx)`` receives an integer index array of length n drawn
 with replacement from ``0..n-1`` and returns the statistic on those items (NaN when it is
-undefined on that resample, e.g. kappa of a resample holding one class only). The interval is
-the (alpha/2, 1 - alpha/2) quantiles of the defined resampled values; the share of undefined
-resamples is reported, never hidden.
+undefined on that resample, e.g. kappa of a resample holding one class only). The share of
+undefined resamples is reported, never hidden.
+
+The interval is the percentile interval of the defined resampled values ``t*`` corrected for the
+bootstrap's median bias: ``[v + q(alpha/2) - m, v + q(1 - alpha/2) - m]`` with ``v`` the point
+value and ``m`` the median of ``t*``, then kept within ``[min(t*, v), max(t*, v)]`` (the values
+the statistic took). It contains its own point estimate by construction, and is the plain
+percentile interval when the resamples are centred on ``v``. Without the correction a statistic
+whose resamples are biased away from ``v`` printed an interval that missed it: a binned absolute
+error such as ECE only grows under resampling (0.035 was printed with [0.042, 0.236]).
 """
 
 from __future__ import annotations
@@ -109,12 +116,13 @@ def _from_samples(
     if finite.size == 0:
         return Estimate(name=name, value=value, n=n, confidence=confidence, note=note)
     alpha = 1.0 - confidence
-    lo, hi = np.quantile(finite, [alpha / 2, 1 - alpha / 2])
+    lo, mid, hi = np.quantile(finite, [alpha / 2, 0.5, 1 - alpha / 2])
+    floor, ceiling = min(float(finite.min()), value), max(float(finite.max()), value)
     return Estimate(
         name=name,
         value=value,
-        ci_low=float(lo),
-        ci_high=float(hi),
+        ci_low=max(floor, value + float(lo - mid)),
+        ci_high=min(ceiling, value + float(hi - mid)),
         n=n,
         confidence=confidence,
         note=note,
