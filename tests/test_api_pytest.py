@@ -77,3 +77,65 @@ def test_unscored_rows_fail_the_gate_even_with_a_high_mean() -> None:
     assert_quality(_Result(agg), judge="j", min=0.5, min_coverage=0.8)
     with pytest.raises(QualityGateError, match="no judge 'x'"):
         assert_quality(_Result(agg), judge="x", min=0.5)
+
+
+USER_SUITE = """
+import ragjudge
+from ragjudge.testing import assert_quality
+
+# eight answerable questions and two unanswerable ones (no reference answer)
+ROWS = [
+    {"id": f"r{i}", "question": f"Question {i}?", "answer": "Rome." if i in (6, 7) else "Paris.",
+     "contexts": ["ctx"],
+     "reference": "Paris." if i < 8 else None}
+    for i in range(10)
+]
+
+
+@ragjudge.judge(name="exact", needs=("answer", "reference"))
+def exact(answer, reference):
+    return float(answer == reference), "compared"
+
+
+@ragjudge.judge(name="flaky", needs=("answer",))
+def flaky(answer):
+    return 1.0, "fine"
+
+
+def test_unanswerable_questions_are_not_missing(quality_gate):
+    result = ragjudge.evaluate(ROWS, judges=[exact])
+    quality_gate(result, judge="exact", min=0.3)
+
+
+def test_coverage_fails_not_the_score(quality_gate):
+    rows = [dict(r, answer="" if i >= 8 else "Paris.") for i, r in enumerate(ROWS)]
+    result = ragjudge.evaluate(rows, judges=[flaky])
+    quality_gate(result, judge="flaky", min=0.5)  # USER LINE GATE
+
+
+def test_direct_call(ragjudge_home):
+    result = ragjudge.evaluate(ROWS, judges=[exact])
+    assert_quality(result, judge="exact", min=0.99)  # USER LINE DIRECT
+"""
+
+
+def test_a_user_suite_reads_its_own_lines_and_what_failed(pytester: pytest.Pytester) -> None:
+    """What a user's run shows (issue #30, 13): a failed gate points at the user's line, not at
+    the source of ``assert_quality``; the summary says it was the coverage that failed; the
+    unanswerable questions of a reference judge are not applicable (not missing) under the
+    default ``min_coverage``; and no pytest-asyncio deprecation warning (the user's project has
+    no pytest configuration at all)."""
+    pytester.makepyfile(test_user=USER_SUITE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    out = result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=1, failed=2)
+    assert "> " in out and "USER LINE GATE" in out and "USER LINE DIRECT" in out
+    for internal in ("def assert_quality", "raise QualityGateError", "def gate(", "raise\n"):
+        assert internal not in out, internal
+    summary = out[out.index("ragjudge quality gates") :]
+    assert "passed test_user.py::test_unanswerable_questions_are_not_missing" in summary
+    assert "8/8 scored, 2 not applicable" in summary
+    gate_line = next(x for x in summary.splitlines() if "test_coverage_fails_not_the_score" in x)
+    assert gate_line.startswith("FAILED") and "coverage 8/10" in gate_line, gate_line
+    assert "is unset" not in out
+    assert "PytestDeprecationWarning" not in out

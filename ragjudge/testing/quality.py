@@ -4,21 +4,48 @@ The gate fails when the LOWER bound of the judge's 95% bootstrap interval is bel
 not when the mean is: a mean hovering around the threshold flips between runs with the noise
 of a small sample, a lower bound above it says the judge's mean is above ``min`` with 95%
 confidence. So a gate on n rows passes only once the data show it; more rows (a narrower
-interval) let a mean closer to ``min`` pass. ``min_coverage`` (default 1.0) also fails the gate
-when some rows were not scored (a typed status: missing reference, failed call ...): an
-unscored row is not a passing row. The failure message gives the mean, the interval, the
-coverage and the ``worst`` lowest-scored rows with their explanation or error.
+interval) let a mean closer to ``min`` pass.
+
+``min_coverage`` (default 1.0) also fails the gate when some applicable rows were not scored (a
+typed status: failed call, parse error, empty answer ...): an unscored row is not a passing row.
+coverage = n_scored / n_applicable, where a row without a reference answer is not applicable
+to a judge that needs one (``skipped_missing_reference``: an unanswerable question of a test
+set), so it is neither missing nor passing. The failure message says which rule failed (the
+interval's lower bound, the coverage, or both) and gives the mean, the interval, the coverage
+and the ``worst`` lowest-scored rows with their explanation or error; the traceback shows the
+caller's line, not this module (``__tracebackhide__``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ragjudge.schema import JudgeInput, JudgeResult
+from ragjudge.schema import Aggregate, JudgeInput, JudgeResult, JudgeStatus
+
+NOT_APPLICABLE = JudgeStatus.skipped_missing_reference
+"""The status of a row the judge does not apply to (no reference answer to compare with)."""
 
 
 class QualityGateError(AssertionError):
-    """A quality gate failed; the message says why and lists the worst rows."""
+    """A quality gate failed; the message says why and lists the worst rows; ``problems``
+    names each rule that failed (the lower bound, the coverage)."""
+
+    def __init__(self, message: str, problems: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.problems = problems or [message.splitlines()[0]]
+
+
+def applicable(agg: Aggregate) -> int:
+    """Rows the judge applies to: all but those without a reference (``NOT_APPLICABLE``)."""
+    return agg.n_total - agg.status_counts.get(NOT_APPLICABLE.value, 0)
+
+
+def scored_text(agg: Aggregate) -> str:
+    """``8/10 scored``, or ``8/8 scored, 2 not applicable (no reference)``."""
+    n_applicable = applicable(agg)
+    skipped = agg.n_total - n_applicable
+    text = f"{agg.n_scored}/{n_applicable} scored"
+    return text + (f", {skipped} not applicable (no reference)" if skipped else "")
 
 
 def _row(item: JudgeInput, res: JudgeResult, width: int = 80) -> str:
@@ -40,19 +67,21 @@ def assert_quality(
     """Fail (``QualityGateError``, an ``AssertionError``) when ``judge``'s interval lower
     bound is below ``min`` or its coverage below ``min_coverage``; ``result`` is an
     ``EvaluationResult`` (``ragjudge.evaluate``)."""
+    __tracebackhide__ = True  # a failure points at the caller's line
     if judge not in result.aggregates:
         raise QualityGateError(
             f"no judge {judge!r} in the result; it has: {', '.join(result.aggregates)}"
         )
     agg = result.aggregates[judge]
+    n_applicable = applicable(agg)
     problems = []
     if agg.mean is None or agg.ci_low is None:
-        problems.append("no row was scored")
+        problems.append("no row was scored" if n_applicable else "no row has a reference")
     elif agg.ci_low < min:
         problems.append(f"the 95% interval's lower bound {agg.ci_low:.3f} is below {min:g}")
-    if agg.coverage < min_coverage:
+    if n_applicable and agg.n_scored / n_applicable < min_coverage:
         problems.append(
-            f"coverage {agg.n_scored}/{agg.n_total} is below {min_coverage:.0%} "
+            f"coverage {agg.n_scored}/{n_applicable} is below {min_coverage:.0%} "
             f"(statuses: {agg.status_counts})"
         )
     if not problems:
@@ -62,6 +91,7 @@ def assert_quality(
     rows = "\n".join(_row(i, r) for i, r in shown)
     raise QualityGateError(
         f"quality gate {judge} >= {min:g} failed: {'; '.join(problems)}\n"
-        f"  mean {mean}, {agg.n_scored}/{agg.n_total} scored\n"
-        f"worst {len(shown)} rows:\n{rows}"
+        f"  mean {mean}, {scored_text(agg)}\n"
+        f"worst {len(shown)} rows:\n{rows}",
+        problems,
     )
