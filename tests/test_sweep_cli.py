@@ -56,3 +56,33 @@ def test_sweep_whose_judge_calls_all_fail_says_why_and_exits_2(tmp_path, monkeyp
     assert "cannot reach the LLM endpoint" in text and "Traceback" not in text
     runs = open_store().list_runs()
     assert len(runs) == 1 and runs[0].status == "failed"
+
+
+def test_a_sweep_without_out_writes_nothing_into_the_working_directory(tmp_path):
+    """Issue #30, 17: without ``--out`` the tables, plots and summary go to the documented
+    default (``<state folder>/sweeps/RUN_ID/``), which the command prints, and the working
+    directory is left as it was (a ``sweep-RUN_ID/`` folder used to appear in it)."""
+    import os
+    from pathlib import Path
+
+    from ragjudge.resources import demo_dir
+    from ragjudge.store import RunStore
+
+    work = tmp_path / "work"
+    work.mkdir()
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_text(
+        f"dataset: {{path: {demo_dir()}, split: test, limit: 3}}\nretriever: {{kind: bm25}}\n"
+        "judges: {names: [context_recall], backend: offline}\nks: [1, 2]\n"
+    )
+    res = run("sweep", "--config", str(cfg), cwd=work)
+    assert res.returncode == 0, res.stderr
+    assert sorted(os.listdir(work)) == []
+    run_id = RunStore().list_runs()[0].run_id
+    folder = Path(os.environ["RAGJUDGE_HOME"]) / "sweeps" / run_id
+    assert (folder / "summary.html").is_file()
+    assert f"report in {folder}/" in " ".join(res.stderr.split())
+    out = tmp_path / "chosen"
+    res = run("sweep", "--config", str(cfg), "--new", "--out", str(out), cwd=work)
+    assert res.returncode == 0, res.stderr
+    assert (out / "summary.html").is_file() and sorted(os.listdir(work)) == []

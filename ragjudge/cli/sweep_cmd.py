@@ -66,7 +66,10 @@ def sweep(
         False, "--new", help="Start a new run even if an unfinished one with this config exists."
     ),
     out: Path | None = typer.Option(
-        None, "--out", help="Folder for tables, plots and summary (default: sweep-RUN_ID)."
+        None,
+        "--out",
+        help="Folder for tables, plots and summary (default: sweeps/RUN_ID in the state folder, "
+        "RAGJUDGE_HOME or .ragjudge/).",
     ),
     tag: list[str] = typer.Option([], "--tag", help="Tag the run (repeatable; TAG or TAG=VALUE)."),
     executor: str | None = EXECUTOR,
@@ -87,6 +90,7 @@ def sweep(
     (resumable) and the first error is printed.
     """
     from ragjudge.errors import ConfigError
+    from ragjudge.home import home
     from ragjudge.report.build import check_out_dir
     from ragjudge.store import open_store
     from ragjudge.sweep.config import load_config, stored_config
@@ -117,7 +121,7 @@ def sweep(
         tags=tags,
         progress_bar=err.is_terminal,
     )
-    folder = out or Path(f"sweep-{outcome.run_id}")
+    folder = out or home() / "sweeps" / outcome.run_id
     write_report(outcome.summary, folder)
     _print_summary(outcome.summary, folder)
     calls = ""
