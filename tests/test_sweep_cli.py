@@ -81,7 +81,7 @@ def test_a_sweep_without_out_writes_nothing_into_the_working_directory(tmp_path)
     run_id = RunStore().list_runs()[0].run_id
     folder = Path(os.environ["RAGJUDGE_HOME"]) / "sweeps" / run_id
     assert (folder / "summary.html").is_file()
-    assert f"report in {folder}/" in " ".join(res.stderr.split())
+    assert f"report in {folder}/\n" in res.stderr  # on one line, to be copied
     out = tmp_path / "chosen"
     res = run("sweep", "--config", str(cfg), "--new", "--out", str(out), cwd=work)
     assert res.returncode == 0, res.stderr

@@ -130,7 +130,11 @@ def sweep(
             f"LLM calls sent {outcome.llm_calls}, answered {outcome.llm_answered}, "
             f"cache hits {outcome.cached_calls}; "
         )
-    err.print(f"run {outcome.run_id}: {outcome.status}; {calls}report in {folder}/")
+    err.print(  # soft_wrap: the folder's path stays on one line, to be copied
+        f"run {outcome.run_id}: {outcome.status}; {calls}report in {folder}/",
+        markup=False,
+        soft_wrap=True,
+    )
     from ragjudge.cli.failures import failure_lines
 
     results: dict[str, list[JudgeResult]] = {}
