@@ -30,6 +30,7 @@ from ragjudge.store import (
     StoredLabel,
     StoreFullError,
     StoreLockedError,
+    StoreWaitWarning,
     item_id,
     open_store,
     parse_item_id,
@@ -160,7 +161,10 @@ def test_store_locked_by_another_process_is_a_clear_error(tmp_path):
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         answer = Answer(case_id="q1", k=1, text="x", context_ids=[], contexts=[], generator="g")
-        with pytest.raises(StoreLockedError, match=r"runs.sqlite is locked by another process"):
+        with (
+            pytest.warns(StoreWaitWarning, match="another process is writing"),
+            pytest.raises(StoreLockedError, match=r"runs.sqlite is locked by another process"),
+        ):
             store.put_answers("r1", [answer])
     finally:
         holder.kill()
@@ -361,3 +365,34 @@ def test_the_store_password_never_appears(postgres, capsys, monkeypatch, tmp_pat
     with pytest.raises(StateFileError) as err:
         open_store(bad)
     assert PASSWORD not in str(err.value) and "***" in str(err.value)
+
+
+def test_a_sqlite_reader_is_never_blocked_by_a_writer(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    store = open_store(path, busy_timeout=5)
+    store.create_run(manifest())
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+            import sqlite3, time
+            c = sqlite3.connect({str(path)!r}, isolation_level=None)
+            c.execute("BEGIN IMMEDIATE")
+            c.execute("UPDATE runs SET status = 'x'")
+            print("writing", flush=True)
+            time.sleep(30)
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "writing"
+        started = time.monotonic()
+        assert [m.run_id for m in open_store(path).list_runs()] == ["r1"]
+        assert store.counts("r1")["answers"] == 0
+        assert time.monotonic() - started < 1.0
+    finally:
+        holder.kill()
+        holder.wait()

@@ -239,10 +239,15 @@ def test_export_and_agree_read_a_postgres_run(postgres, tmp_path):
     url = postgres.fresh_url()
     write_dataset(tmp_path / "data")
     cfg = write_config(tmp_path, "exp", [1, 2])
+    cfg.write_text(cfg.read_text() + f"store: {{url: '{url}'}}\n")  # the config names the store
     with FakeLLMServer(latency=0.0) as server:
-        env = env_for(server, tmp_path / "home") | {"RAGJUDGE_STORE_URL": url}
+        env = env_for(server, tmp_path / "home")
         done = cli(env, "sweep", "--config", str(cfg), "--out", str(tmp_path / "o"))
         assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "home" / "runs.sqlite").exists()
+    (run,) = open_store(url).list_runs()
+    assert PASSWORD not in run.model_dump_json() and PASSWORD not in done.stderr + done.stdout
+    env["RAGJUDGE_STORE_URL"] = url
     out = tmp_path / "run.csv"
     exported = cli(env, "runs", "export", "latest", "--format", "csv", "--out", str(out))
     assert exported.returncode == 0, exported.stderr

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from ragjudge.cli.store_cmd import STORE
 from ragjudge.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -108,9 +109,7 @@ def agree(
     results: Path | None = typer.Option(
         None, "--results", help="Judge results JSONL (output of `ragjudge judge`) instead."
     ),
-    store: str | None = typer.Option(
-        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
-    ),
+    store: str | None = STORE,
     rejudge: str | None = typer.Option(
         None,
         "--rejudge",
@@ -155,9 +154,7 @@ def agree(
 def spot_check(
     run: str | None = typer.Option(None, "--run", help="Run id, unique prefix or 'latest'."),
     results: Path | None = typer.Option(None, "--results", help="Judge results JSONL instead."),
-    store: str | None = typer.Option(
-        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
-    ),
+    store: str | None = STORE,
     n: int = typer.Option(50, "--n", help="How many items to pick."),
     out: Path = typer.Option(Path("to_label.csv"), "--out", help="CSV sheet to write."),
     data: Path | None = typer.Option(

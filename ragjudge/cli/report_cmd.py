@@ -10,6 +10,8 @@ from pathlib import Path
 
 import typer
 
+from ragjudge.cli.store_cmd import STORE
+
 
 def register(app: typer.Typer) -> None:
     app.command("report")(report)
@@ -42,9 +44,7 @@ def report(
         help="Also compare runs that did not finish ('latest' then means the newest run); "
         "the report says so at the top.",
     ),
-    store_path: str | None = typer.Option(
-        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
-    ),
+    store_path: str | None = STORE,
 ) -> None:
     """Compare a run with a baseline: paired bootstrap CIs, permutation tests (Holm over the
     primary metrics, Benjamini-Hochberg over the rest), equivalence tests, verdicts, coverage

@@ -4,6 +4,14 @@ from __future__ import annotations
 
 import typer
 
+STORE = typer.Option(
+    None,
+    "--store",
+    help="Run store: a file path or a URL such as postgresql://USER:PASSWORD@HOST/DB "
+    "(default: RAGJUDGE_STORE_URL, else RAGJUDGE_HOME/runs.sqlite).",
+)
+"""The ``--store`` option of every command that reads or writes runs."""
+
 store_app = typer.Typer(
     help="The run store as a whole: copy a history between stores, check a store.",
     no_args_is_help=True,
@@ -30,9 +38,7 @@ def store_copy(
 
 @store_app.command("check")
 def store_check(
-    store: str | None = typer.Option(
-        None, "--store", help="Run store file or URL (default: RAGJUDGE_STORE_URL, else home)."
-    ),
+    store: str | None = STORE,
 ) -> None:
     """Verify the store: schema migrations applied, every row of every run readable, the SQLite
     file's integrity. Exit 2 with one line per problem."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from ragjudge.cli.executor_opts import ADDRESS, EXECUTOR, WORKERS, executor_config
+from ragjudge.cli.store_cmd import STORE
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -75,6 +76,7 @@ def sweep(
     executor: str | None = EXECUTOR,
     ray_address: str | None = ADDRESS,
     workers: int | None = WORKERS,
+    store_url: str | None = STORE,
 ) -> None:
     """Run a k-sweep: retrieve once, generate and judge at every k, choose k with confidence.
 
@@ -102,7 +104,9 @@ def sweep(
     cfg = load_config(config) if config is not None else None  # a bad config before the store
     if out is not None:
         check_out_dir(out)  # before any work
-    store = open_store()
+    store = open_store(
+        store_url, default=cfg.store.url.get_secret_value() if cfg and cfg.store else None
+    )
     if cfg is None:  # the run's own configuration, as stored in its manifest
         cfg = stored_config(store.manifest(store.resolve(str(resume))))
     cfg = cfg.model_copy(
@@ -165,13 +169,13 @@ def demo(
 
 
 @runs_app.command("list")
-def runs_list() -> None:
+def runs_list(store_url: str | None = STORE) -> None:
     """Every run in the store, oldest first."""
     from rich.table import Table
 
     from ragjudge.store import open_store
 
-    store = open_store()
+    store = open_store(store_url, must_exist=store_url is not None)
     runs = store.list_runs()
     table = Table(title=f"runs in {store.location}")
     width = max((len(m.run_id) for m in runs), default=3)
@@ -211,6 +215,7 @@ def _wide_console() -> Console:
 def runs_show(
     run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
     out: Path | None = typer.Option(None, "--out", help="Also write the report to this folder."),
+    store_url: str | None = STORE,
 ) -> None:
     """A run's manifest, per-k means and choice of k."""
     from rich.console import Console
@@ -219,7 +224,7 @@ def runs_show(
     from ragjudge.sweep.render import write_report
     from ragjudge.sweep.run import summarise_run
 
-    store = open_store()
+    store = open_store(store_url, must_exist=store_url is not None)
     run_id = store.resolve(run)
     m = store.manifest(run_id)
     con = Console()
@@ -239,12 +244,13 @@ def runs_export(
     run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
     fmt: str = typer.Option("parquet", "--format", "-f", help="parquet, csv, jsonl or hf."),
     out: Path | None = typer.Option(None, "--out", "-o", help="Output file (folder for hf)."),
+    store_url: str | None = STORE,
 ) -> None:
     """Export a run as one row per (case, k): answers, judge scores and statuses, metrics."""
     from ragjudge.store import open_store
     from ragjudge.store.export import export_run
 
-    store = open_store()
+    store = open_store(store_url, must_exist=store_url is not None)
     run_id = store.resolve(run)
     suffix = "" if fmt == "hf" else f".{fmt}"
     path = export_run(store, run_id, fmt, out or Path(f"{run_id}{suffix}"))
@@ -255,11 +261,12 @@ def runs_export(
 def runs_tag(
     run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
     tag: str = typer.Argument(..., help="TAG or TAG=VALUE."),
+    store_url: str | None = STORE,
 ) -> None:
     """Tag a run (e.g. ``baseline``), for the regression report to find it."""
     from ragjudge.store import open_store
 
-    store = open_store()
+    store = open_store(store_url, must_exist=store_url is not None)
     run_id = store.resolve(run)
     name, _, value = tag.partition("=")
     store.tag(run_id, name, value)

@@ -103,6 +103,10 @@ class StoreLockedError(RagjudgeError):
     """The store is locked by another process for longer than the busy timeout."""
 
 
+class StoreWaitWarning(UserWarning):
+    """A write waits for another process writing the same SQLite store."""
+
+
 class StoreFullError(StateFileError):
     """The disk (or the database server's disk) is full: the write failed whole, nothing
     stored before it was lost."""

@@ -1,7 +1,7 @@
 """``open_store(url)``: the one place that chooses the run store's database.
 
-Where the store is, first found wins: the ``url`` argument (``--store``), ``RAGJUDGE_STORE_URL``,
-the ``store: {url: ...}`` of a sweep config (passed as ``url`` by the sweep), else
+Where the store is, first found wins: the ``url`` argument (``--store``),
+``RAGJUDGE_STORE_URL``, ``default`` (the ``store: {url: ...}`` of a sweep config), else
 ``RAGJUDGE_HOME/runs.sqlite``. A URL is ``sqlite:///PATH`` or a plain file path (the embedded
 store, WAL), or ``postgresql://USER:PASSWORD@HOST:PORT/DB`` (``postgresql+psycopg://`` alike:
 a server shared by a team, through psycopg 3). The password is registered with
@@ -38,22 +38,26 @@ ENV = "RAGJUDGE_STORE_URL"
 _MIGRATION_LOCK = 0x7261676A75646765  # "ragjudge": the advisory key serialising migrations
 
 
-def store_url(url: str | Path | None = None) -> str | Path:
-    """The store to open (module docstring): ``url``, else ``RAGJUDGE_STORE_URL``, else the
-    home's ``runs.sqlite``."""
+def store_url(url: str | Path | None = None, default: str | None = None) -> str | Path:
+    """The store to open (module docstring): ``url``, else ``RAGJUDGE_STORE_URL``, else
+    ``default`` (a sweep config's ``store.url``), else the home's ``runs.sqlite``."""
     if url is not None and str(url).strip():
         return url
     env = os.environ.get(ENV, "").strip()
-    return env or state_path("runs.sqlite")
+    return env or default or state_path("runs.sqlite")
 
 
 def open_store(
-    url: str | Path | None = None, *, must_exist: bool = False, busy_timeout: float = 10.0
+    url: str | Path | None = None,
+    *,
+    default: str | None = None,
+    must_exist: bool = False,
+    busy_timeout: float = 10.0,
 ) -> RunStore:
-    """The run store at ``url`` (module docstring). ``must_exist``: a SQLite file named must
-    exist (``DataError``: opening it would create an empty one), as for ``--store`` of the
-    reading commands."""
-    where = store_url(url)
+    """The run store at ``store_url(url, default)`` (module docstring). ``must_exist``: a
+    SQLite file named must exist (``DataError``: opening it would create an empty one), as for
+    ``--store`` of the reading commands."""
+    where = store_url(url, default)
     if isinstance(where, Path) or "://" not in where:
         return _open_sqlite(Path(where), must_exist=must_exist, busy_timeout=busy_timeout)
     try:
@@ -103,7 +107,7 @@ def _open_sqlite(path: Path, *, must_exist: bool, busy_timeout: float) -> SqlRun
         return store
     engine = sa.create_engine(
         sa.URL.create("sqlite", database=str(path)),
-        connect_args={"timeout": busy_timeout, "check_same_thread": False},
+        connect_args={"timeout": min(1.0, busy_timeout), "check_same_thread": False},
     )
     _sqlite_transactions(
         engine,

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import errno
 import shutil
+import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
@@ -48,6 +50,7 @@ from ragjudge.store.base import (
     StoredLabel,
     StoreFullError,
     StoreLockedError,
+    StoreWaitWarning,
     now,
 )
 
@@ -188,22 +191,45 @@ class SqlRunStore:
         )
 
     def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+        """``fn`` in one transaction. On SQLite a write waiting for another writer says so once
+        (``StoreWaitWarning``) and waits up to ``busy_timeout`` in all, in slices of the
+        driver's own timeout (``open_store`` sets it to one second)."""
         if write and self._read_only:
             raise sqlite_file_error(self.file or self.location, OSError("readonly"))
+        deadline = time.monotonic() + self.busy_timeout
+        warned = False
+        while True:
+            try:
+                return self._attempt(fn, write=write)
+            except sa.exc.OperationalError as exc:
+                if self.file is None or "locked" not in str(exc.orig):
+                    raise self.error(exc) from None
+                if not warned:
+                    warnings.warn(
+                        StoreWaitWarning(
+                            f"{self.location}: another process is writing the run store; "
+                            f"waiting for it (up to {self.busy_timeout:g} s)"
+                        ),
+                        stacklevel=3,
+                    )
+                    warned = True
+                if time.monotonic() >= deadline:
+                    raise self.error(exc) from None
+            except (SQLAlchemyError, OSError) as exc:
+                raise self.error(exc) from None
+
+    def _attempt(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
         retry = Retrying(
             stop=stop_after_attempt(RETRIES),
             wait=wait_exponential(multiplier=0.5, max=10),
             retry=retry_if_exception(self._transient),
             reraise=True,
         )
-        try:
-            for attempt in retry:
-                with attempt, self._engine.connect() as conn:
-                    conn.execution_options(ragjudge_write=write)
-                    with conn.begin():
-                        return fn(conn)
-        except (SQLAlchemyError, OSError) as exc:
-            raise self.error(exc) from None
+        for attempt in retry:
+            with attempt, self._engine.connect() as conn:
+                conn.execution_options(ragjudge_write=write)
+                with conn.begin():
+                    return fn(conn)
         raise AssertionError("unreachable: Retrying reraises")  # pragma: no cover
 
     def _write(self, fn: Callable[[sa.Connection], T]) -> T:

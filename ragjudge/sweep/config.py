@@ -5,9 +5,9 @@ Two parts of a config play different roles:
 - the **definition** (dataset, retriever, rerankers, generator, judges, ks, seed) fixes what a
   run computes; its hash (``definition_hash``) identifies the run, and a resume refuses a
   config whose definition changed, naming each changed key;
-- the **execution and analysis** settings (concurrency, budget, executor, objective) may change
-  between a crash and its resume: they change how fast or how far a run goes, or how its results are
-  read, never what a stored row means.
+- the **execution and analysis** settings (concurrency, budget, executor, store, objective) may
+  change between a crash and its resume: they change how fast or how far a run goes, where it is
+  kept, or how its results are read, never what a stored row means.
 
 Example::
 
@@ -21,6 +21,7 @@ Example::
     concurrency: 8
     budget: {max_calls: 5000, max_cost_usd: 2.0}
     executor: {kind: inprocess}   # or {kind: ray, address: auto, num_workers: 8}
+    store: {url: "postgresql://USER:PASSWORD@HOST/DB"}   # else RAGJUDGE_HOME/runs.sqlite
     objective: {weights: {faithfulness: 1, completeness: 1}, penalty: {per: context_tokens,
                 weight: 0.01}}
     seed: 0
@@ -40,6 +41,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SecretStr,
     StrictInt,
     ValidationError,
     ValidationInfo,
@@ -242,6 +244,13 @@ class ExecutorConfig(_Strict):
     """Worker actors, one CPU each (also the width of corpus encoding)."""
 
 
+class StoreConfig(_Strict):
+    """The run store this sweep writes (docs/store.md): a file path or URL, used when neither
+    ``--store`` nor ``RAGJUDGE_STORE_URL`` names one. A secret: stored and shown as ``***``."""
+
+    url: SecretStr
+
+
 class SweepConfig(_Strict):
     dataset: DatasetConfig
     retriever: RetrieverConfig = Field(default_factory=RetrieverConfig)
@@ -253,6 +262,7 @@ class SweepConfig(_Strict):
     concurrency: int = Field(default=8, ge=1, le=1024)
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
+    store: StoreConfig | None = None
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
     seed: int = 0
 

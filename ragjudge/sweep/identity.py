@@ -102,7 +102,7 @@ def fresh_manifest(
         config_hash=chash,
         config={
             "definition": definition | llm_settings(comp),
-            "full": config.model_dump(mode="json"),
+            "full": config.model_dump(mode="json", exclude={"store"}),
         },
         ragjudge_version=__version__,
         models=comp.models,

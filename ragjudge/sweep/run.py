@@ -198,7 +198,9 @@ async def arun_sweep(
     config names; ``progress`` receives one line per phase, ``progress_bar`` also shows rich
     bars."""
     say: Progress = progress or (lambda _msg: None)
-    store = store or open_store()
+    store = store or open_store(
+        default=config.store.url.get_secret_value() if config.store is not None else None
+    )
     comp = components or build_components(config)
     testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
     check_ks(config, testset)
