@@ -66,7 +66,7 @@ def test_a_sweep_without_out_writes_nothing_into_the_working_directory(tmp_path)
     from pathlib import Path
 
     from ragjudge.resources import demo_dir
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
 
     work = tmp_path / "work"
     work.mkdir()
@@ -78,7 +78,7 @@ def test_a_sweep_without_out_writes_nothing_into_the_working_directory(tmp_path)
     res = run("sweep", "--config", str(cfg), cwd=work)
     assert res.returncode == 0, res.stderr
     assert sorted(os.listdir(work)) == []
-    run_id = RunStore().list_runs()[0].run_id
+    run_id = open_store().list_runs()[0].run_id
     folder = Path(os.environ["RAGJUDGE_HOME"]) / "sweeps" / run_id
     assert (folder / "summary.html").is_file()
     assert f"report in {folder}/\n" in res.stderr  # on one line, to be copied
