@@ -173,7 +173,8 @@ async def test_output_is_validated_against_the_input(
 
     monkeypatch.setitem(responders._BY_TEMPLATE, "judges/context_precision", bad)
     r = await judge("context_precision", srv).judge(ITEM)
-    assert r.status == JudgeStatus.parse_error and "[9] do not exist" in (r.error or "")
+    assert r.status == JudgeStatus.parse_error
+    assert "chunks.1.id: Input should be 1" in (r.error or "")
     assert srv.stats()["chat_requests"] == 2  # the call and one repair
 
     def unsupported_chunkless(body: dict[str, Any]) -> str:

@@ -19,7 +19,12 @@ OUTPUTS = [
     c
     for _, c in inspect.getmembers(schemas, inspect.isclass)
     if issubclass(c, BaseModel) and c.__module__ == schemas.__name__
-] + [GeneratedQuestion]
+] + [
+    GeneratedQuestion,
+    schemas.faithfulness_out(3),
+    schemas.context_recall_out(3),
+    schemas.context_precision_out(3),
+]
 
 
 def _objects(node: Any) -> list[dict[str, Any]]:
@@ -41,7 +46,7 @@ def _example(schema: dict[str, Any], node: dict[str, Any]) -> Any:
     if kind == "object":
         return {k: _example(schema, v) for k, v in node["properties"].items()}
     if kind == "array":
-        return [_example(schema, node["items"])]
+        return [_example(schema, node["items"])] * max(1, node.get("minItems", 0))
     if kind == "string":
         return "x" * max(1, node.get("minLength", 0))
     if kind == "integer":
@@ -49,6 +54,19 @@ def _example(schema: dict[str, Any], node: dict[str, Any]) -> Any:
     if kind == "boolean":
         return False
     raise AssertionError(f"unexpected schema node {node}")
+
+
+def test_context_ids_are_an_enum_of_the_contexts_shown() -> None:
+    """A grammar-based decoder (llama.cpp) enforces ``enum`` but may ignore ``maximum``:
+    context ids are offered as the numbers 1..n only, and precision gets exactly n verdicts."""
+    faith = schemas.faithfulness_out(3).model_json_schema()
+    assert faith["$defs"]["ClaimOut3"]["properties"]["chunks"]["items"]["enum"] == [1, 2, 3]
+    prec = schemas.context_precision_out(2).model_json_schema()
+    assert prec["properties"]["chunks"]["minItems"] == prec["properties"]["chunks"]["maxItems"] == 2
+    with pytest.raises(ValidationError):
+        schemas.context_recall_out(2).model_validate(
+            {"claims": [{"claim": "c", "chunks": [3]}]}, strict=True
+        )
 
 
 def test_outputs_are_found() -> None:

@@ -14,7 +14,12 @@ evidence judged at k_max (``ragjudge.judges.prefix.derive_at_k``), at no further
 from __future__ import annotations
 
 from ragjudge.judges.llm.base import LLMJudge, check_chunk_ids
-from ragjudge.judges.llm.schemas import ContextPrecisionOut, ContextRecallOut
+from ragjudge.judges.llm.schemas import (
+    ContextPrecisionOut,
+    ContextRecallOut,
+    context_precision_out,
+    context_recall_out,
+)
 from ragjudge.judges.prefix import derive_at_k, precision_at_k, recall_at_k
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import (
@@ -53,7 +58,7 @@ class ContextRecallJudge(_PrefixMixin, LLMJudge):
 
         out, failure, usage, raw = await self.ask(
             item,
-            ContextRecallOut,
+            context_recall_out(n),
             validate,
             question=item.question,
             reference=item.reference,
@@ -114,7 +119,7 @@ class ContextPrecisionJudge(_PrefixMixin, LLMJudge):
 
         out, failure, usage, raw = await self.ask(
             item,
-            ContextPrecisionOut,
+            context_precision_out(n),
             validate,
             question=item.question,
             reference=reference,

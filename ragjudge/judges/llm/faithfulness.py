@@ -9,7 +9,7 @@ at least one supporting context.
 from __future__ import annotations
 
 from ragjudge.judges.llm.base import VERDICT_SCORE, LLMJudge, check_chunk_ids
-from ragjudge.judges.llm.schemas import FaithfulnessOut
+from ragjudge.judges.llm.schemas import FaithfulnessOut, faithfulness_out
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import ClaimVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -35,7 +35,7 @@ class FaithfulnessJudge(LLMJudge):
 
         out, failure, usage, raw = await self.ask(
             item,
-            FaithfulnessOut,
+            faithfulness_out(n),
             validate,
             question=item.question,
             answer=item.answer,
