@@ -191,7 +191,9 @@ def test_judge_llm_with_no_usable_endpoint_says_why_and_exits_2(tmp_path: Path) 
         env={**fast, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-x"},
     )
     assert res.returncode == 2, res.stdout + res.stderr
-    assert "every call of faithfulness (2 calls; first error:" in " ".join(res.stderr.split())
+    assert "faithfulness scored 0/2 (0%, floor 50%); provider_error x2:" in " ".join(
+        res.stderr.split()
+    )
     assert "faithfulness: provider_error x2:" in res.stdout
     assert "Traceback" not in res.stderr
     assert [json.loads(line)["judges"]["faithfulness"]["status"] for line in out.open()] == [

@@ -89,7 +89,7 @@ def test_a_skipped_row_does_not_hide_judges_whose_every_call_failed(llm_env, tmp
     with pytest.raises(StageFailedError) as exc:
         run_sweep(cfg, store=store, components=comp, testset=make_testset())
     msg = str(exc.value)
-    assert "every call of faithfulness (" in msg and "context_recall (" in msg
+    assert "faithfulness scored 0/" in msg and "context_recall scored 0/" in msg
     assert "rejected the API key (401" in msg and "stored as failed" in msg
     (run,) = store.list_runs()
     assert run.status == "failed"

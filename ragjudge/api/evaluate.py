@@ -7,6 +7,8 @@ a bad row is a ``DataError`` naming it. Judges are registered names (built for `
 ``ragjudge.judges.runner.run_judges`` (shared pre-check, a raising judge becomes a typed
 result). Each judge's aggregate is ``mean`` with its 95% percentile-bootstrap interval and
 coverage ``n_scored / n_total`` (``ragjudge.stats.aggregate``), exactly as the CLI prints.
+A judge whose coverage is below the floor (``ragjudge.sweep.stages.judging_failure``; every
+call failing is always below it) raises ``StageFailedError`` naming it.
 """
 
 from __future__ import annotations
@@ -166,12 +168,16 @@ def evaluate(
     from ragjudge.judges.registry import default_backend
     from ragjudge.judges.runner import estimate_spend, run_judges
     from ragjudge.stats import aggregate
+    from ragjudge.sweep.stages import StageFailedError, judging_failure
 
     items = load_rows(data)
     chosen = backend or default_backend()
     built = build(judges, chosen, concurrency, options)
     preflight = run_sync(lambda: estimate_spend(built, items))
     results = run_sync(lambda: run_judges(built, items, concurrency=concurrency, progress=progress))
+    failure = judging_failure(results)
+    if failure is not None:
+        raise StageFailedError(failure)
     return EvaluationResult(
         items=items,
         results=results,

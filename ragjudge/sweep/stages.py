@@ -7,15 +7,20 @@ refused before judging (``invalid_input``) never hides a failed stage:
 
 - reranking: an LLM reranker whose ``failed_calls`` equals its ``calls`` (> 0);
 - generation: every answer generated in this process carries an ``error``;
-- judging, per judge: every result that made a call ended in ``CALL_FAILURES``.
+- judging, per judge: its coverage (results with a score / results that made a call) is below
+  the coverage floor (``coverage_floor``: ``RAGJUDGE_MIN_COVERAGE``, default 0.5); a judge
+  whose every call failed, for any reason (unreachable endpoint, unparseable replies), is
+  always below it.
 """
 
 from __future__ import annotations
 
+import os
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ragjudge.errors import RagjudgeError
+from ragjudge.errors import ConfigError, RagjudgeError
 from ragjudge.schema import Answer, JudgeResult, JudgeStatus
 
 CALL_FAILURES = frozenset(
@@ -33,18 +38,58 @@ class StageFailedError(RagjudgeError):
     """Every LLM call of a stage failed; the message names the stage and the first error."""
 
 
-def judging_failure(results: Mapping[str, Sequence[JudgeResult]]) -> str | None:
-    """The message for the judges whose every call failed (None when each judge that made a
-    call scored at least once)."""
+DEFAULT_COVERAGE_FLOOR = 0.5
+"""Share of a judge's called results that must be scored for its stage to count as done."""
+
+
+def coverage_floor() -> float:
+    """``RAGJUDGE_MIN_COVERAGE`` (a share in 0..1), else ``DEFAULT_COVERAGE_FLOOR``."""
+    raw = (os.environ.get("RAGJUDGE_MIN_COVERAGE") or "").strip()
+    if not raw:
+        return DEFAULT_COVERAGE_FLOOR
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(
+            f"RAGJUDGE_MIN_COVERAGE={raw!r} is not a share between 0 and 1 (e.g. 0.5)"
+        )
+    return value
+
+
+def judging_failure(
+    results: Mapping[str, Sequence[JudgeResult]], floor: float | None = None
+) -> str | None:
+    """One line naming each judge whose coverage (decided / called: a score or ``no_claims``)
+    is below ``floor``
+    (default ``coverage_floor()``) with its dominant failure status and count, and the first
+    error of that status; None when every judge that made a call is at or above it. A judge
+    that scored nothing is below any floor."""
+    floor = coverage_floor() if floor is None else floor
     failed = []
     for name, rs in results.items():
         called = [r for r in rs if r.status not in NO_CALL]
-        if called and all(r.status in CALL_FAILURES for r in called):
-            first = next((r.error for r in called if r.error), None) or called[0].status.value
-            failed.append(f"{name} ({len(called)} calls; first error: {first})")
+        if not called:
+            continue
+        scored = sum(_decided(r) for r in called)
+        if scored and scored >= floor * len(called):
+            continue
+        counts = Counter(r.status for r in called if not _decided(r))
+        status, n = counts.most_common(1)[0]
+        first = next((r.error for r in called if r.status == status and r.error), None)
+        failed.append(
+            f"{name} scored {scored}/{len(called)} ({scored / len(called):.0%}, floor "
+            f"{floor:.0%}); {status.value} x{n}" + (f": {first}" if first else "")
+        )
     if not failed:
         return None
-    return "judging failed: every call of " + "; ".join(failed) + " failed, so nothing was scored"
+    return " ".join(("judging failed: " + "; ".join(failed)).split())[:1000]
+
+
+def _decided(r: JudgeResult) -> bool:
+    """A score, or the judge's own finding that there is nothing to score (``no_claims``)."""
+    return r.score is not None or r.status == JudgeStatus.no_claims
 
 
 def generation_failure(answers: Iterable[Answer]) -> str | None:

@@ -1,0 +1,97 @@
+"""No run that scored nothing passes: a judge below its coverage floor (every reply
+unparseable, an endpoint that cannot be used) fails the sweep, ``evaluate()`` and ``judge``
+with one line naming the judge, its coverage and its dominant failure status with a count."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragjudge.api.evaluate import evaluate
+from ragjudge.errors import ConfigError
+from ragjudge.judges.registry import create_judge
+from ragjudge.llm import LLMClient
+from ragjudge.schema import JudgeResult, JudgeStatus
+from ragjudge.store import RunStore
+from ragjudge.sweep.components import Components
+from ragjudge.sweep.run import run_sweep
+from ragjudge.sweep.stages import StageFailedError, coverage_floor, judging_failure
+from ragjudge.testing.faults import FaultPlan
+from ragjudge.testing.server import FakeLLMServer
+from tests.test_sweep_run import FirstSentenceGenerator, OverlapRetriever, config, make_testset
+
+ROWS = [
+    {
+        "id": f"r{i}",
+        "question": f"What is item {i}?",
+        "answer": f"Item {i} is a lamp. It was lit in 181{i}.",
+        "contexts": [f"Item {i} is a lamp lit in 181{i}.", "Unrelated text."],
+        "reference": f"Item {i} is a lamp lit in 181{i}.",
+    }
+    for i in range(4)
+]
+
+
+def _results(statuses: list[JudgeStatus]) -> list[JudgeResult]:
+    return [
+        JudgeResult(
+            judge="faithfulness",
+            backend="llm",
+            judge_version="v1",
+            item_id=f"i{i}",
+            status=s,
+            score=0.5 if s == JudgeStatus.ok else None,
+            error=None if s == JudgeStatus.ok else f"{s.value} happened",
+        )
+        for i, s in enumerate(statuses)
+    ]
+
+
+def test_coverage_floor_names_judge_coverage_and_dominant_failure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    ok, bad, skip = JudgeStatus.ok, JudgeStatus.parse_error, JudgeStatus.skipped_missing_reference
+    assert judging_failure({"faithfulness": _results([ok, ok, bad, skip])}) is None  # 2/3
+    msg = judging_failure({"faithfulness": _results([ok, bad, bad, JudgeStatus.timeout])})
+    assert msg == (
+        "judging failed: faithfulness scored 1/4 (25%, floor 50%); parse_error x2: "
+        "parse_error happened"
+    )
+    monkeypatch.setenv("RAGJUDGE_MIN_COVERAGE", "0.9")
+    assert judging_failure({"faithfulness": _results([ok] * 8 + [bad, bad])}) is not None
+    monkeypatch.setenv("RAGJUDGE_MIN_COVERAGE", "0")
+    assert judging_failure({"faithfulness": _results([ok] + [bad] * 9)}) is None
+    # nothing scored is below every floor
+    assert judging_failure({"faithfulness": _results([bad])}) is not None
+    assert judging_failure({"f": _results([JudgeStatus.no_claims])}) is None
+    monkeypatch.setenv("RAGJUDGE_MIN_COVERAGE", "2")
+    with pytest.raises(ConfigError, match="RAGJUDGE_MIN_COVERAGE"):
+        coverage_floor()
+
+
+def test_sweep_whose_every_reply_is_unparseable_fails(
+    llm_env: FakeLLMServer, tmp_path: Path
+) -> None:
+    """It used to exit 0 as "finished" with nothing scored."""
+    llm_env.set_faults(FaultPlan(rates={"malformed": 1.0}))
+    client = LLMClient.from_env()
+    judges = [create_judge("faithfulness", "llm", client=client)]
+    comp = Components(OverlapRetriever(), FirstSentenceGenerator(), judges, llm=client)
+    cfg = config(judges={"names": ["faithfulness"], "backend": "llm"}, ks=[1, 2])
+    store = RunStore(tmp_path / "runs.sqlite")
+    with pytest.raises(StageFailedError) as exc:
+        run_sweep(cfg, store=store, components=comp, testset=make_testset())
+    msg = str(exc.value)
+    assert "faithfulness scored 0/" in msg and "parse_error x" in msg and "\n" not in msg
+    (run,) = store.list_runs()
+    assert run.status == "failed"
+
+
+def test_evaluate_whose_every_reply_is_unparseable_raises(llm_env: FakeLLMServer) -> None:
+    llm_env.set_faults(FaultPlan(rates={"malformed": 1.0}))
+    with pytest.raises(StageFailedError, match=r"answer_relevancy scored 0/4 \(0%"):
+        evaluate(ROWS, ["answer_relevancy"], backend="llm")
+    llm_env.set_faults(None)
+    res = evaluate(ROWS, ["answer_relevancy"], backend="llm")
+    assert res.aggregates["answer_relevancy"].n_scored == 4
