@@ -13,7 +13,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.judges.registry import create_judge
 from ragjudge.llm import LLMClient
 from ragjudge.schema import JudgeResult, JudgeStatus
-from ragjudge.store import RunStore
+from ragjudge.store import open_store
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.run import run_sweep
 from ragjudge.sweep.stages import StageFailedError, coverage_floor, judging_failure
@@ -79,7 +79,7 @@ def test_sweep_whose_every_reply_is_unparseable_fails(
     judges = [create_judge("faithfulness", "llm", client=client)]
     comp = Components(OverlapRetriever(), FirstSentenceGenerator(), judges, llm=client)
     cfg = config(judges={"names": ["faithfulness"], "backend": "llm"}, ks=[1, 2])
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     with pytest.raises(StageFailedError) as exc:
         run_sweep(cfg, store=store, components=comp, testset=make_testset())
     msg = str(exc.value)
