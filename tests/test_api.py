@@ -17,6 +17,7 @@ from ragjudge.judges.base import conform, precheck
 from ragjudge.judges.llm.criteria import CriteriaJudge
 from ragjudge.judges.runner import run_judges
 from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
+from ragjudge.sweep.stages import StageFailedError
 
 ROWS = [
     {
@@ -92,7 +93,9 @@ def test_function_judge_scores_out_of_range_and_exceptions_are_typed():
             return 1.5
         raise RuntimeError("bug in my judge")
 
-    res = ragjudge.evaluate(ROWS[:2], judges=[broken]).results["broken"]
+    with pytest.raises(StageFailedError, match=r"broken scored 0/2 \(0%") as failed:
+        ragjudge.evaluate(ROWS[:2], judges=[broken])
+    res = failed.value.partial.results["broken"]
     assert res[0].status == JudgeStatus.parse_error and "outside [0, 1]" in (res[0].error or "")
     assert res[1].status == JudgeStatus.provider_error and "bug in my judge" in (res[1].error or "")
     assert broken("Tin") == 1.5  # still callable as the plain function

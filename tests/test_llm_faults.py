@@ -104,6 +104,19 @@ async def test_429s_shrink_the_adaptive_limit(llm_env: FakeLLMServer) -> None:
     assert lim.decreases >= 1 and lim.limit < 8
 
 
+async def test_timeouts_shrink_the_adaptive_limit_as_429s_do(llm_env: FakeLLMServer) -> None:
+    import asyncio
+
+    llm_env.set_faults(FaultPlan(rates={"hang": 0.5}, hang_seconds=0.6, seed=3))
+    async with LLMClient.from_env(max_concurrency=8, max_attempts=12, timeout=0.2) as client:
+        results = await asyncio.gather(
+            *(client.structured(ask(f"{i}"), Sum, prompt=SUM) for i in range(40))
+        )
+        lim = limiter_for(client.endpoint, 8)
+    assert all(r.ok for r in results)
+    assert lim.decreases >= 1 and lim.limit < 8
+
+
 @pytest.mark.parametrize("spec", ["429=0.2,malformed=0.05", "500=1"])
 def test_fault_plan_parse(spec: str) -> None:
     plan = FaultPlan.parse(spec, seed=1)

@@ -155,33 +155,42 @@ def evaluate(
     judges: Iterable[Any] | None = None,
     *,
     backend: str | None = None,
-    concurrency: int = 16,
+    concurrency: int | None = None,
     progress: bool = False,
     seed: int = 0,
     options: Mapping[str, Any] | None = None,
+    min_coverage: float | None = None,
 ) -> EvaluationResult:
     """Judge every row of ``data`` with ``judges`` (default: the five built-ins) on
     ``backend`` (``offline``, ``llm``, ``ragas``, ``cascade``; default ``llm`` when an endpoint
     is configured, else ``offline``); ``options`` go to every named judge's factory (the
-    cascade's band: ``low``, ``high``, ``platt``). See the module docstring."""
+    cascade's band: ``low``, ``high``, ``platt``); ``min_coverage`` is the coverage floor
+    (default ``RAGJUDGE_MIN_COVERAGE``, else 0.5; a judge that scored nothing is always
+    below it); below it ``StageFailedError`` is raised, its ``partial`` holding the result.
+    See the module docstring."""
     from ragjudge.adapters import run_sync
     from ragjudge.judges.registry import default_backend
     from ragjudge.judges.runner import estimate_spend, run_judges
+    from ragjudge.llm.settings import resolve_concurrency
     from ragjudge.stats import aggregate
     from ragjudge.sweep.stages import StageFailedError, judging_failure
 
+    concurrency = resolve_concurrency(concurrency)
     items = load_rows(data)
     chosen = backend or default_backend()
     built = build(judges, chosen, concurrency, options)
     preflight = run_sync(lambda: estimate_spend(built, items))
     results = run_sync(lambda: run_judges(built, items, concurrency=concurrency, progress=progress))
-    failure = judging_failure(results)
-    if failure is not None:
-        raise StageFailedError(failure)
-    return EvaluationResult(
+    out = EvaluationResult(
         items=items,
         results=results,
         aggregates={n: aggregate(rs, seed=seed) for n, rs in results.items()},
         backend=chosen,
         preflight=preflight,
     )
+    failure = judging_failure(results, min_coverage)
+    if failure is not None:
+        err = StageFailedError(failure)
+        err.partial = out
+        raise err
+    return out

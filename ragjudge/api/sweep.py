@@ -126,7 +126,7 @@ def sweep(
     backend: str | None = None,
     objective: Mapping[str, Any] | None = None,
     budget: Mapping[str, Any] | None = None,
-    concurrency: int = 8,
+    concurrency: int | None = None,
     store: Any = None,
     new: bool = False,
     tags: Mapping[str, str] | None = None,
@@ -140,10 +140,12 @@ def sweep(
     from ragjudge.adapters import FunctionRetriever, run_sync
     from ragjudge.api.evaluate import DEFAULT_JUDGES
     from ragjudge.judges.registry import default_backend
+    from ragjudge.llm.settings import resolve_concurrency
     from ragjudge.store import RunStore, open_store
     from ragjudge.sweep.config import parse_config
     from ragjudge.sweep.run import arun_sweep
 
+    concurrency = resolve_concurrency(concurrency)
     ts = as_testset(testset)
     specs = list(judges) if judges is not None else list(DEFAULT_JUDGES)
     chosen = backend or default_backend()

@@ -77,7 +77,12 @@ def register(app: typer.Typer) -> None:
         ),
         output: Path | None = typer.Option(None, "--output", "-o", help="Result rows (JSONL)."),
         json_summary: Path | None = typer.Option(None, "--json", help="Summary as JSON."),
-        concurrency: int = typer.Option(16, "--concurrency", min=1, help="Calls in flight."),
+        concurrency: int | None = typer.Option(
+            None,
+            "--concurrency",
+            min=1,
+            help="Calls in flight (default: RAGJUDGE_MAX_CONCURRENCY, else 8).",
+        ),
         progress: bool = typer.Option(True, "--progress/--no-progress"),
         plugin: list[str] = typer.Option(
             [],
@@ -100,10 +105,12 @@ def register(app: typer.Typer) -> None:
         from ragjudge.judges.items import output_rows, read_items, write_jsonl
         from ragjudge.judges.registry import build_judges, default_backend
         from ragjudge.judges.runner import estimate_spend, run_judges
+        from ragjudge.llm.settings import resolve_concurrency
         from ragjudge.schema import TokenUsage
         from ragjudge.stats import aggregate
 
         import_plugins(plugin)
+        concurrency = resolve_concurrency(concurrency)
         names = parse_names(judges)
         ex = executor_config(executor, ray_address, workers)
         rows, items = read_items(input)
@@ -161,7 +168,12 @@ def register(app: typer.Typer) -> None:
         k: int = typer.Option(5, "--k", min=1, help="Contexts per question."),
         generator: str = typer.Option("extractive", "--generator", help="extractive | chat."),
         output: Path = typer.Option(..., "--output", "-o", help="Rows for `ragjudge judge`."),
-        concurrency: int = typer.Option(16, "--concurrency", min=1),
+        concurrency: int | None = typer.Option(
+            None,
+            "--concurrency",
+            min=1,
+            help="Calls in flight (default: RAGJUDGE_MAX_CONCURRENCY, else 8).",
+        ),
     ) -> None:
         """Retrieve the top-k contexts of every test case and answer from them."""
         from rich.console import Console
@@ -169,8 +181,10 @@ def register(app: typer.Typer) -> None:
         from ragjudge.generate import build_generator, generate_answers
         from ragjudge.io import load_testset
         from ragjudge.judges.items import case_row, write_jsonl
+        from ragjudge.llm.settings import resolve_concurrency
         from ragjudge.retrieval import build_retriever
 
+        concurrency = resolve_concurrency(concurrency)
         testset = load_testset(dataset)
         ret = build_retriever(retriever)
         ret.index(testset.documents)

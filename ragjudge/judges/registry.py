@@ -72,11 +72,12 @@ def default_backend() -> str:
 def build_judges(
     names: Sequence[str],
     backend: str,
-    concurrency: int = 16,
+    concurrency: int | None = None,
     options: Mapping[str, Any] | None = None,
 ) -> list[Judge]:
     """The named judges of ``backend``; those whose factory takes a client (``takes_client``)
-    get one each (own connection pool; shared ledger, cache and endpoint concurrency limit).
+    get one each (own connection pool; shared ledger, cache and endpoint concurrency limit,
+    ``concurrency`` or else ``RAGJUDGE_MAX_CONCURRENCY``).
     ``options`` are keyword options for every factory (the cascade's band). Every name is
     checked before any client is built."""
     known = available()

@@ -33,7 +33,7 @@ from ragjudge.llm.backend import Backend, BackendError, Completion
 from ragjudge.llm.cache import CachedCall, CallCache, LLMCache, cache_key, default_cache
 from ragjudge.llm.ledger import Ledger, LedgerEntry, PriceTable, str_tags
 from ragjudge.llm.limiter import AdaptiveLimiter, gate_for, limiter_for
-from ragjudge.llm.settings import LLMSettings
+from ragjudge.llm.settings import LLMSettings, redact
 from ragjudge.llm.tokens import estimate_tokens, text_tokens
 from ragjudge.llm.types import TEMPLATE_HEADER, ErrorKind, LLMError, LLMResult
 from ragjudge.schema import PromptRef, TokenUsage
@@ -438,6 +438,9 @@ class LLMClient:
             p = c = 0
             estimated = False
             if comp is not None:
+                # what is kept or shown of a reply (raw text, cache, values) never holds a
+                # secret the endpoint echoed back
+                comp = comp.model_copy(update={"texts": [redact(t) for t in comp.texts]})
                 if comp.prompt_tokens is None or comp.completion_tokens is None:
                     estimated = True
                     p = estimate_tokens(messages)
@@ -616,7 +619,7 @@ class LLMClient:
         texts: list[str] | None = None,
     ) -> LLMResult[Any]:
         kind: ErrorKind = error.kind if error is not None else "provider_error"
-        message = error.message if error is not None else "no reply"
+        message = redact(error.message) if error is not None else "no reply"
         err = LLMError(kind=kind, message=f"{label}: {message}")
         return self._finish(None, texts or [], err, out, call_id, label, tags, started, meta or {})
 

@@ -135,12 +135,16 @@ class OpenAIBackend:
             # sent as extra_body: the SDK would otherwise walk the whole JSON schema on every
             # request to transform it (~6 ms of CPU per call for a judge schema)
             kwargs["extra_body"] = fields
+        import httpx
+
         try:
             resp = await self._client().chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]
                 extra_headers=headers,
-                timeout=timeout,
+                # the attempt's clock starts when the request is sent: waiting for a pooled
+                # connection (requests queued in this process) does not count
+                timeout=httpx.Timeout(timeout, pool=None),
                 **kwargs,
             )
         except openai.APIError as exc:
@@ -176,6 +180,7 @@ class OpenAIBackend:
                 f"no answer from {url} within {self.settings.timeout:g} s; raise "
                 "RAGJUDGE_TIMEOUT or lower RAGJUDGE_MAX_CONCURRENCY",
                 retryable=True,
+                overloaded=True,  # a server queue longer than the timeout: send fewer at once
             )
         if isinstance(exc, openai.APIConnectionError):
             cause = exc.__cause__ or exc.__context__

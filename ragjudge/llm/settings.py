@@ -129,6 +129,13 @@ def _switch(name: str, raw: str) -> bool:
     raise ConfigError(f"{name}={raw}: expected one of {', '.join(_ON + _OFF)}; fix or unset it")
 
 
+def resolve_concurrency(flag: int | None) -> int:
+    """Calls in flight for a command or API call: the flag (or argument) when given, else
+    ``RAGJUDGE_MAX_CONCURRENCY``, else the default of ``LLMSettings.max_concurrency``: an
+    unset flag never overrides the environment."""
+    return flag if flag is not None else LLMSettings.from_env().max_concurrency
+
+
 def _is_local(url: str) -> bool:
     host = (urlparse(url).hostname or "").lower()
     return host in LOCAL_HOSTS or host.endswith(".local") or host.startswith("127.")

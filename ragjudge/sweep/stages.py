@@ -35,7 +35,11 @@ NO_CALL = frozenset(
 
 
 class StageFailedError(RagjudgeError):
-    """Every LLM call of a stage failed; the message names the stage and the first error."""
+    """A stage failed as a whole; the message names the stage and the first error."""
+
+    partial: Any = None
+    """What was computed before the failure was found, when the raiser keeps it (``evaluate``
+    attaches its ``EvaluationResult``)."""
 
 
 DEFAULT_COVERAGE_FLOOR = 0.5

@@ -121,6 +121,7 @@ class FakeLLMServer:
         reject_json_object: bool = False,
         reject_tools: bool = False,
         like_llama_cpp: bool = False,
+        echo: bool = False,
         omit_usage: bool = False,
         context_window: int | None = None,
         unknown: Literal["error", "generic"] = "error",
@@ -139,6 +140,9 @@ class FakeLLMServer:
         self.reject_json_object = reject_json_object
         self.reject_tools = reject_tools
         self.like_llama_cpp = like_llama_cpp
+        self.echo = echo
+        """Reply to every chat request with its own headers and messages as JSON (a server
+        that echoes what it was sent: the test that no secret it sends back is kept)."""
         """Answer ``json_schema`` as llama-cpp-python's server does: HTTP 500 whose message
         holds pydantic's "Input should be 'text' or 'json_object'" and a traceback frame."""
         self.omit_usage = omit_usage
@@ -425,6 +429,17 @@ class FakeLLMServer:
             )
 
         template = record["template"]
+        if self.echo:
+            echoed = json.dumps({"headers": dict(request.headers), "messages": messages})
+            return web.json_response(
+                {
+                    "id": f"chatcmpl-{uuid.uuid4().hex[:24]}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": model or "fake-model",
+                    "choices": [self._choice(0, echoed, "stop", None, body)],
+                }
+            )
         found = registry.find(template, body)
         if found is None:
             if self.unknown != "generic":

