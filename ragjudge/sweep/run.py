@@ -104,11 +104,14 @@ def _ledger_sink(store: RunStore, run_id: str) -> Callable[[Any], None]:
 
 
 def _answered_counter(count: list[int]) -> Callable[[Any], None]:
-    """Count, in ``count[0]``, the call entries sent and answered (not cached, no error)."""
+    """Count, in ``count[0]``, the calls sent and answered, as ``TokenUsage.calls`` counts
+    them (a repair call is one more): not cached, and a reply arrived (no error, or one about
+    the reply itself: ``parse_error``, ``refused``)."""
 
     def sink(entry: Any) -> None:
-        if entry.kind == "call" and not entry.cached and entry.error_kind is None:
-            count[0] += 1
+        replied = entry.error_kind in (None, "parse_error", "refused")
+        if entry.kind == "call" and not entry.cached and entry.attempts and replied:
+            count[0] += 1 + int(entry.repair)
 
     return sink
 
