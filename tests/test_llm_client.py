@@ -195,6 +195,7 @@ async def test_llama_cpp_500_on_json_schema_falls_back_and_is_remembered(
     async with LLMClient.from_env() as client:
         res = await client.structured(ask("2 3"), Sum, prompt=SUM)
     assert res.ok and res.meta["mode"] == "json_object" and res.attempts == 3
+    assert client.ledger.calls()[-1].mode == "json_object"  # recorded with the run's ledger
     kinds = [r["body"]["response_format"]["type"] for r in llm_env.chat_requests()]
     assert kinds == ["json_schema", "json_schema", "json_object"]
     saved = json.loads(state_path("llm_modes.json").read_text())

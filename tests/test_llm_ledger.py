@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,10 @@ async def test_ledger_counts_calls_attempts_tokens_and_cost(llm_env: FakeLLMServ
     assert [rows[k]["attempts"] for k in ("1", "2", "3")] == [1, 2, 2]
     assert rows["2"]["failed_attempts"] == 1 and rows["3"]["repairs"] == 1
     assert rows["1"]["calls"] == 2 and rows["1"]["cached"] == 1
-    assert len(seen) == len(ledger.entries) == 4 + 5  # call entries + HTTP attempts
+    kinds = Counter(e.kind for e in ledger.entries)
+    assert len(seen) == len(ledger.entries)
+    assert kinds == {"call": 4, "attempt": 5, "sent": 5}  # each attempt recorded as sent too
+    assert all(r["unanswered"] == 0 for r in rows.values())
     assert ledger.total(k=2).calls == 1
 
 

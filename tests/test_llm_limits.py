@@ -65,3 +65,61 @@ def test_answered_counts_every_call_a_reply_arrived_for(
 
 def out_rows(out: Any, tmp_path: Path) -> list[Any]:
     return open_store(tmp_path / "r.sqlite").judge_results(out.run_id)
+
+
+def test_a_killed_sweep_left_its_requests_in_flight_in_the_ledger_and_resumes(
+    tmp_path: Path,
+) -> None:
+    """``kill -9`` while requests wait for their answers: every request the server received is
+    in the run's ledger (as sent, unanswered), and the same command resumes and finishes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from ragjudge.resources import demo_dir
+
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_text(
+        f"dataset: {{path: {demo_dir()}, split: test, sample: 8}}\n"
+        "retriever: {kind: bm25}\ngenerator: {kind: extractive}\n"
+        "judges: {names: [answer_relevancy], backend: llm}\nks: [1]\n"
+    )
+    with FakeLLMServer(latency=1.5) as srv:
+        env = dict(
+            os.environ,
+            OPENAI_BASE_URL=srv.base_url,
+            OPENAI_API_KEY="sk-x",
+            RAGJUDGE_MODEL="m",
+            RAGJUDGE_HOME=str(tmp_path / "home"),
+            RAGJUDGE_MAX_CONCURRENCY="4",
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "ragjudge",
+            "sweep",
+            "--config",
+            str(cfg),
+            "--out",
+            str(tmp_path),
+        ]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while srv.stats()["max_in_flight"] < 4 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+        time.sleep(2.0)  # the server finishes (and logs) what it was answering
+        seen = srv.stats()["chat_requests"]
+        store = open_store(tmp_path / "home" / "runs.sqlite")
+        (run,) = store.list_runs()
+        ledger = store.ledger(run.run_id)
+        sent = sum(e.kind == "sent" for e in ledger)
+        answered = sum(e.kind == "attempt" for e in ledger)
+        assert seen >= 4 and sent == seen and answered < sent
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    (run,) = open_store(tmp_path / "home" / "runs.sqlite").list_runs()
+    assert run.status == "finished"

@@ -279,6 +279,8 @@ def test_sweep_with_chat_generator_llm_reranker_and_llm_judges(
     by = Counter((r.result.judge, r.result.score is not None) for r in rows)
     print(f"\nsweep on llama.cpp: {dict(by)}")
     assert by[("answer_relevancy", True)] == 2 and by[("on_topic", True)] == 2, by
+    modes = {e.mode for e in store.ledger(run.run_id) if e.kind == "call" and e.mode}
+    assert modes == {"json_object"}  # the mode auto picked, recorded with the run
     answers = store.answers(run.run_id)
     assert answers and all(a.error is None and a.text.strip() for a in answers)
 

@@ -230,11 +230,18 @@ def ledger_cmd(
         "cost_usd",
     ]
     table = Table(*keys, *cols)
-    for row in ledger.summary(by=keys):
+    rows = ledger.summary(by=keys)
+    for row in rows:
         cells = [str(row[k]) for k in keys]
         cells += [f"{row[c]:.4f}" if c == "cost_usd" else str(row[c]) for c in cols]
         table.add_row(*cells)
     Console().print(table)
+    unanswered = sum(row["unanswered"] for row in rows)
+    if unanswered:
+        print(
+            f"{unanswered} attempt(s) were sent with no answer recorded (in flight when the "
+            "process stopped); the endpoint may have served and billed them"
+        )
 
 
 @llm_app.command("cache")

@@ -420,6 +420,16 @@ class LLMClient:
             try:
                 if gate is not None:
                     await gate.wait(tokens)
+                self.ledger.record(
+                    LedgerEntry(
+                        kind="sent",
+                        call_id=call_id,
+                        tags=tags,
+                        prompt=label,
+                        model=self.model,
+                        repair=repair,
+                    )
+                )
                 comp = await self.backend.complete(
                     messages,
                     sampling=params,
@@ -652,6 +662,7 @@ class LLMClient:
                 cost_usd=usage.cost_usd,
                 latency_s=time.perf_counter() - started,
                 error_kind=error.kind if error else None,
+                mode=meta.get("mode"),
             )
         )
         return LLMResult(

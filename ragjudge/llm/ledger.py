@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ragjudge.errors import ConfigError, DataError, first_problem
 from ragjudge.schema import TokenUsage
 
-EntryKind = Literal["call", "attempt"]
+EntryKind = Literal["call", "attempt", "sent"]
 
 
 class Price(BaseModel):
@@ -93,7 +93,9 @@ class PriceTable(BaseModel):
 
 
 class LedgerEntry(BaseModel):
-    """One logical call (``kind="call"``) or one HTTP attempt (``kind="attempt"``)."""
+    """One logical call (``kind="call"``), one HTTP attempt when its answer (or failure) came
+    (``kind="attempt"``), or one HTTP attempt as it is sent (``kind="sent"``, recorded before
+    the request leaves: a run killed while requests were in flight still has them)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -116,6 +118,9 @@ class LedgerEntry(BaseModel):
     error_kind: str | None = None
     status: int | None = None
     """HTTP status of an attempt (None for connection failures and timeouts)."""
+    mode: str | None = None
+    """Call entries of structured calls: the structured-output mode used (``auto``'s choice,
+    ``ragjudge.llm.modes``), kept with the run's ledger."""
 
 
 _SUMMED = ("prompt_tokens", "completion_tokens", "cost_usd")
@@ -177,10 +182,13 @@ class Ledger:
     def summary(self, by: Iterable[str] = ("judge",)) -> list[dict[str, Any]]:
         """One row per distinct value of the ``by`` tags (missing tags read as ``""``):
         ``prompt`` and ``model`` group by the entry's own fields. Per row:
-        logical calls, cache hits, repairs, HTTP attempts, failed attempts, errors (calls
-        that ended in an error), tokens and cost; sorted by the key."""
+        logical calls, cache hits, repairs, HTTP attempts, failed attempts, unanswered
+        attempts (sent, no answer recorded: in flight when the process was killed; 0 for
+        ledgers without ``sent`` entries), errors (calls that ended in an error), tokens and
+        cost; sorted by the key."""
         keys = tuple(by)
         rows: dict[tuple[str, ...], dict[str, Any]] = {}
+        sent: dict[tuple[str, ...], int] = {}
         for e in self.entries:
             key = tuple(_field(e, k) for k in keys)
             row = rows.get(key)
@@ -192,6 +200,7 @@ class Ledger:
                     repairs=0,
                     attempts=0,
                     failed_attempts=0,
+                    unanswered=0,
                     errors=0,
                     prompt_tokens=0,
                     completion_tokens=0,
@@ -199,6 +208,9 @@ class Ledger:
                     latency_s=0.0,
                 )
                 rows[key] = row
+            if e.kind == "sent":
+                sent[key] = sent.get(key, 0) + 1
+                continue
             if e.kind == "attempt":
                 row["attempts"] += 1
                 row["failed_attempts"] += int(e.error_kind is not None)
@@ -210,6 +222,8 @@ class Ledger:
             row["latency_s"] += e.latency_s
             for f in _SUMMED:
                 row[f] += getattr(e, f)
+        for key, n in sent.items():
+            rows[key]["unanswered"] = max(0, n - rows[key]["attempts"])
         return [rows[k] for k in sorted(rows)]
 
     def to_jsonl(self, path: str | Path) -> None:
