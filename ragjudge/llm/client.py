@@ -31,7 +31,7 @@ from ragjudge.llm import modes
 from ragjudge.llm import structured as so
 from ragjudge.llm.backend import Backend, BackendError, Completion
 from ragjudge.llm.cache import CachedCall, CallCache, LLMCache, cache_key, default_cache
-from ragjudge.llm.ledger import Ledger, LedgerEntry, PriceTable, str_tags
+from ragjudge.llm.ledger import EntryKind, Ledger, LedgerEntry, PriceTable, str_tags
 from ragjudge.llm.limiter import AdaptiveLimiter, gate_for, limiter_for
 from ragjudge.llm.settings import LLMSettings, redact
 from ragjudge.llm.tokens import estimate_tokens, text_tokens
@@ -354,17 +354,14 @@ class LLMClient:
         started: float,
     ) -> LLMResult[Any]:
         ok = shared.error is None
-        self.ledger.record(
-            LedgerEntry(
-                kind="call",
-                call_id=call_id,
-                tags=tags,
-                prompt=label,
-                model=self.model,
-                cached=ok,
-                latency_s=time.perf_counter() - started,
-                error_kind=None if ok else shared.error.kind if shared.error else None,
-            )
+        self._record(
+            "call",
+            call_id,
+            tags,
+            label,
+            cached=ok,
+            latency_s=time.perf_counter() - started,
+            error_kind=None if ok else shared.error.kind if shared.error else None,
         )
         meta = {**shared.meta, "call_id": call_id, "shared_with": shared.meta.get("call_id")}
         return shared.model_copy(
@@ -420,15 +417,12 @@ class LLMClient:
             try:
                 if gate is not None:
                     await gate.wait(tokens)
-                self.ledger.record(
-                    LedgerEntry(
-                        kind="sent",
-                        call_id=call_id,
-                        tags=tags,
-                        prompt=label,
-                        model=self.model,
-                        repair=repair,
-                    )
+                self._record(
+                    "sent",
+                    call_id,
+                    tags,
+                    label,
+                    repair=repair,
                 )
                 comp = await self.backend.complete(
                     messages,
@@ -460,23 +454,20 @@ class LLMClient:
                 out.prompt_tokens += p
                 out.completion_tokens += c
                 out.estimated = out.estimated or estimated
-            self.ledger.record(
-                LedgerEntry(
-                    kind="attempt",
-                    call_id=call_id,
-                    tags=tags,
-                    prompt=label,
-                    model=self.model,
-                    prompt_tokens=p,
-                    completion_tokens=c,
-                    estimated=estimated,
-                    attempts=1,
-                    repair=repair,
-                    cost_usd=self.ledger.prices.cost(self.model, p, c),
-                    latency_s=time.perf_counter() - t0,
-                    error_kind=error.kind if error else None,
-                    status=error.status if error else 200,
-                )
+            self._record(
+                "attempt",
+                call_id,
+                tags,
+                label,
+                prompt_tokens=p,
+                completion_tokens=c,
+                estimated=estimated,
+                attempts=1,
+                repair=repair,
+                cost_usd=self.ledger.prices.cost(self.model, p, c),
+                latency_s=time.perf_counter() - t0,
+                error_kind=error.kind if error else None,
+                status=error.status if error else 200,
             )
             if error is not None:
                 out.server_errors += (error.status or 0) >= 500
@@ -515,6 +506,16 @@ class LLMClient:
             self._limit = (loop, lim)
             return lim
         return self._limit[1]
+
+    def _record(
+        self, kind: EntryKind, call_id: str, tags: dict[str, str], label: str, **fields: Any
+    ) -> None:
+        """One ledger entry of this client's model."""
+        self.ledger.record(
+            LedgerEntry(
+                kind=kind, call_id=call_id, tags=tags, prompt=label, model=self.model, **fields
+            )
+        )
 
     def _wait(self, state: RetryCallState) -> float:
         s = self.settings
@@ -597,16 +598,13 @@ class LLMClient:
         tags: dict[str, str],
         started: float,
     ) -> LLMResult[Any]:
-        self.ledger.record(
-            LedgerEntry(
-                kind="call",
-                call_id=call_id,
-                tags=tags,
-                prompt=label,
-                model=self.model,
-                cached=True,
-                latency_s=time.perf_counter() - started,
-            )
+        self._record(
+            "call",
+            call_id,
+            tags,
+            label,
+            cached=True,
+            latency_s=time.perf_counter() - started,
         )
         return LLMResult(
             value=value,
@@ -647,23 +645,20 @@ class LLMClient:
     ) -> LLMResult[Any]:
         repaired = bool(meta.get("repaired"))
         usage = self._usage(out, repaired)
-        self.ledger.record(
-            LedgerEntry(
-                kind="call",
-                call_id=call_id,
-                tags=tags,
-                prompt=label,
-                model=self.model,
-                prompt_tokens=usage.prompt_tokens,
-                completion_tokens=usage.completion_tokens,
-                estimated=usage.estimated,
-                attempts=out.attempts,
-                repair=repaired,
-                cost_usd=usage.cost_usd,
-                latency_s=time.perf_counter() - started,
-                error_kind=error.kind if error else None,
-                mode=meta.get("mode"),
-            )
+        self._record(
+            "call",
+            call_id,
+            tags,
+            label,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            estimated=usage.estimated,
+            attempts=out.attempts,
+            repair=repaired,
+            cost_usd=usage.cost_usd,
+            latency_s=time.perf_counter() - started,
+            error_kind=error.kind if error else None,
+            mode=meta.get("mode"),
         )
         return LLMResult(
             value=value,
