@@ -94,7 +94,7 @@ def test_fit_band_reaches_the_target():
     assert tight.low <= loose.low and tight.high >= loose.high
     for band, target in ((loose, 0.8), (tight, 1.0)):
         agree = [
-            band.low <= band.probability(s) <= band.high or (band.probability(s) >= 0.5) == y
+            band.low <= band.probability(s) <= band.high or (s >= 0.5) == y
             for s, y in zip(scores, verdicts, strict=True)
         ]
         assert sum(agree) / len(agree) >= target
@@ -138,3 +138,25 @@ def test_sweep_runs_the_cascade_within_budget(llm_env, tmp_path):
     assert all(r.usage.calls == 0 for r in by["offline"])
     paid = sum(r.usage.calls for r in rows)
     assert paid == len(llm_env.chat_requests()) <= 200
+
+
+def test_report_says_what_differs_from_an_llm_run(llm_env, tmp_path):
+    from ragjudge.report.from_store import check_comparable, load_run_scores
+
+    store = RunStore(tmp_path / "r.sqlite")
+    llm_cfg = config(judges={"names": ["faithfulness"], "backend": "llm"}, ks=[1, 2])
+    casc_cfg = config(
+        judges={"names": ["faithfulness"], "backend": "cascade", "options": {"high": 0.6}},
+        ks=[1, 2],
+    )
+    runs = [
+        run_sweep(c, store=store, components=build_components(c), testset=make_testset())
+        for c in (llm_cfg, casc_cfg)
+    ]
+    base, current = (load_run_scores(store, r.run_id) for r in runs)
+    with pytest.raises(ConfigError) as err:
+        check_comparable(current, base, allow_partial=False)
+    message = str(err.value)
+    assert "judge versions differ: faithfulness" in message
+    assert "faithfulness decided by llm in the baseline, by " in message
+    assert "offline" in message.split("in the baseline, by ", 1)[1]

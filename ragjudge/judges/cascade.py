@@ -24,9 +24,11 @@ before spending when that does not fit ``max_calls`` / ``max_cost_usd``.
 
 ``fit_band(scores, verdicts, target)`` fits the calibration and the band from a sample judged
 both ways (offline score, LLM verdict) or from labels (offline score, label): the Platt fit of
-the verdict on the logit of the score, then the narrowest symmetric band ``[1 - c, c]`` whose
-in-sample agreement with the verdicts (escalated items agree by construction, kept ones when
-the offline verdict ``p >= 0.5`` matches) reaches ``target``.
+the verdict on the logit of the score (slope >= 0); a kept item keeps the first judge's own
+verdict (``s >= 0.5``), right with probability ``q = p`` (or ``1 - p`` when it says no); the
+items with ``q <= c`` escalate, ``c`` the smallest whose in-sample agreement with the verdicts
+(escalated items agree by construction) reaches ``target``. Those items are the band
+``[min(1 - c, m), max(c, m)]``, ``m = p(0.5)``.
 """
 
 from __future__ import annotations
@@ -249,19 +251,21 @@ def fit_band(
             z = w[0] * x + w[1]
             return float(np.sum(np.logaddexp(0.0, z) - y * z) + 1e-3 * w[0] ** 2)
 
-        a, b = (float(v) for v in minimize(loss, np.array([1.0, 0.0])).x)
+        fit = minimize(loss, np.array([1.0, 0.0]), bounds=[(0.0, None), (None, None)])
+        a, b = (float(v) for v in fit.x)
     else:
         a, b = 1.0, 0.0
     band = CascadeBand(platt=(a, b), low=0.5, high=0.5)
     p = np.array([band.probability(float(v)) for v in s])
-    kept_agree = (p >= 0.5) == (y >= 0.5)
-    conf = np.maximum(p, 1.0 - p)
-    cuts = sorted({0.5, *conf.tolist(), 1.0})
+    m = band.probability(0.5)  # where the first judge's verdict flips, calibrated
+    agree = np.where(s >= 0.5, p, 1.0 - p)  # P(the first judge's own verdict is right)
+    kept_agree = (s >= 0.5) == (y >= 0.5)
+    cuts = sorted({0.5, *agree.tolist(), 1.0})
     for c, above in zip(cuts, [*cuts[1:], 1.0], strict=True):
-        escalated = conf <= c
-        if float(np.mean(escalated | kept_agree)) >= target:
-            mid = (c + above) / 2.0  # halfway to the next item: no item on the edge
-            return CascadeBand(platt=(a, b), low=1.0 - mid, high=mid)
+        if float(np.mean((agree <= c) | kept_agree)) >= target:
+            mid = max(0.5, (c + above) / 2.0)  # halfway to the next item: none on the edge
+            # {agree <= mid} is this band, as p rises with s: it spans m
+            return CascadeBand(platt=(a, b), low=min(1.0 - mid, m), high=max(mid, m))
     return CascadeBand(platt=(a, b), low=0.0, high=1.0)
 
 

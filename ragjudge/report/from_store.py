@@ -7,7 +7,7 @@ results, the answers' context ids and the run's stored test cases (questions and
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -137,6 +137,16 @@ def newer_unfinished(store: RunStore, run_id: str) -> list[RunManifest]:
     return [m for m in store.list_runs() if m.started_at > started and m.status != "finished"]
 
 
+def deciders(run: RunScores, judge: str) -> str:
+    """Which backends decided ``judge``'s results in ``run`` and how often ("llm 46%, offline
+    54%" for a judge cascade; "llm" when one backend decided them all)."""
+    backends = Counter(r.backend for (name, _, _), r in run.results.items() if name == judge)
+    total = sum(backends.values())
+    if len(backends) <= 1:
+        return next(iter(backends), "no result")
+    return ", ".join(f"{b} {n / total:.0%}" for b, n in backends.most_common())
+
+
 def check_comparable(current: RunScores, baseline: RunScores, *, allow_partial: bool) -> list[str]:
     """Refuse runs on different data or judged by different judge versions, unless
     ``allow_partial``: then drop what differs, keep the shared part, and say so."""
@@ -154,6 +164,12 @@ def check_comparable(current: RunScores, baseline: RunScores, *, allow_partial: 
         problems.append(
             "judge versions differ: " + ", ".join(f"{j} {bv[j]} -> {cv[j]}" for j in differing)
         )
+        problems += [
+            f"{j} decided by {deciders(baseline, j)} in the baseline, by "
+            f"{deciders(current, j)} in the current run"
+            for j in differing
+            if deciders(baseline, j) != deciders(current, j)
+        ]
         notes.append(f"not compared (judge version changed): {', '.join(differing)}")
     if problems and not allow_partial:
         raise ConfigError(
