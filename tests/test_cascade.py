@@ -143,7 +143,7 @@ def test_sweep_runs_the_cascade_within_budget(llm_env, tmp_path):
 def test_report_says_what_differs_from_an_llm_run(llm_env, tmp_path):
     from ragjudge.report.from_store import check_comparable, load_run_scores
 
-    store = RunStore(tmp_path / "r.sqlite")
+    store = open_store(tmp_path / "r.sqlite")
     llm_cfg = config(judges={"names": ["faithfulness"], "backend": "llm"}, ks=[1, 2])
     casc_cfg = config(
         judges={"names": ["faithfulness"], "backend": "cascade", "options": {"high": 0.6}},
