@@ -25,16 +25,15 @@ Contracts:
 - ``SpendingJudge`` (a judge with ``estimate_spend``) says before spending what judging some
   items will cost (the cascade: how many escalate to the LLM); a runner with a budget asks it
   first and stops before the first call when the estimate does not fit.
-- ``Executor`` carries out a sweep's plan (``ragjudge.sweep.plan``) stage by stage and writes
-  every result through the run store as soon as it exists; the sweep ships the in-process one
-  (``ragjudge.sweep.execute.InProcessExecutor``) and the Ray one
-  (``ragjudge.distributed.executor.RayExecutor``), chosen by the config's ``executor``.
+
+The sweep's own pluggable part, the ``Executor`` that carries out its plan, is a Protocol of
+the sweep (``ragjudge.sweep.execute``): this vocabulary depends on nothing above it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -47,10 +46,6 @@ from ragjudge.schema import (
     SpendEstimate,
     TestCase,
 )
-
-if TYPE_CHECKING:
-    from ragjudge.sweep.budget import Budget
-    from ragjudge.sweep.plan import AnswerPlan, JudgePlan
 
 
 @runtime_checkable
@@ -125,37 +120,4 @@ class SpendingJudge(Judge, Protocol):
         """Before spending: how many of ``items`` it will send to a paid judge, in how many
         calls, at what estimated cost (the judge cascade, ``ragjudge.judges.cascade``). Runners
         with a budget check it before the first call."""
-        ...
-
-
-@runtime_checkable
-class Executor(Protocol):
-    """Carries out a sweep run's plan; each method stores what it computes before returning
-    (or, on a budget stop, raising ``BudgetExhausted``), so a killed run resumes from the store.
-    """
-
-    timings: dict[str, float]
-    budget: Budget
-    """The run's budget: checked before LLM work starts, charged as results return."""
-
-    def retrieve(self) -> dict[str, Ranking]:
-        """Every case's ranking at k_max (stored)."""
-        ...
-
-    def score_retrieval(self, rankings: Mapping[str, Ranking]) -> None:
-        """Store the retrieval metrics of the labelled cases at every k."""
-        ...
-
-    async def generate(
-        self, plan: AnswerPlan, rankings: Mapping[str, Ranking]
-    ) -> dict[tuple[str, int], Answer]:
-        """Generate ``plan.missing`` (stored); return every usable answer by (case, k)."""
-        ...
-
-    async def judge(self, plan: JudgePlan) -> None:
-        """Store ``plan.known`` and the rows of every planned call."""
-        ...
-
-    def close(self) -> None:
-        """Release what the executor holds (workers, connections); called once, at the end."""
         ...

@@ -18,7 +18,7 @@ All are deterministic for a given ``seed``.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -36,6 +36,17 @@ def _as_array(values: Iterable[float]) -> np.ndarray:
     return arr
 
 
+def resample_indices(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray]:
+    """The one bootstrap draw of ragjudge: ``n_resamples`` index vectors of length ``n`` drawn
+    with replacement from ``0..n-1`` (``numpy.random.default_rng(seed)``), yielded as (B, n)
+    matrices of at most ~2M entries so that memory stays bounded for large n. Every interval
+    (``bootstrap_means`` here, ``calibrate.resample`` for any statistic) resamples through it."""
+    rng = np.random.default_rng(seed)
+    step = max(1, 2_000_000 // n)
+    for start in range(0, n_resamples, step):
+        yield rng.integers(0, n, size=(min(n_resamples, start + step) - start, n))
+
+
 def bootstrap_means(
     values: Iterable[float], *, n_resamples: int = DEFAULT_RESAMPLES, seed: int = 0
 ) -> np.ndarray:
@@ -45,15 +56,9 @@ def bootstrap_means(
         raise ValueError("bootstrap of an empty sample")
     if arr.size == 1:
         return np.full(n_resamples, float(arr[0]))
-    rng = np.random.default_rng(seed)
-    means = np.empty(n_resamples)
-    # Chunked so that memory stays bounded for large n.
-    step = max(1, 2_000_000 // arr.size)
-    for start in range(0, n_resamples, step):
-        stop = min(n_resamples, start + step)
-        idx = rng.integers(0, arr.size, size=(stop - start, arr.size))
-        means[start:stop] = arr[idx].mean(axis=1)
-    return means
+    return np.concatenate(
+        [arr[idx].mean(axis=1) for idx in resample_indices(arr.size, n_resamples, seed)]
+    )
 
 
 def percentile_interval(means: np.ndarray, confidence: float) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 
 The label file is a filled ``ragjudge spot-check`` sheet of the demo run, so it carries the
 question, answer and contexts each label was given for. ``ademo_report`` judges exactly those
-items again with the offline judges (no run store needed; ``source.judge_sheet``) and runs
+items again with the offline judges (no run store needed; ``spotcheck.judge_sheet``) and runs
 ``analyze`` on them. The command line does the same with
 ``ragjudge agree --labels datasets/demo/labels.csv --rejudge offline``.
 """
@@ -16,7 +16,7 @@ from ragjudge.resources import demo_dir
 from .analyze import AgreementReport, analyze
 from .labels import load_labels
 from .resample import DEFAULT_RESAMPLES
-from .source import judge_sheet
+from .spotcheck import judge_sheet
 
 
 def demo_labels_path() -> Path:

@@ -1,10 +1,11 @@
 """Item bootstrap for any agreement statistic: every number the calibration area reports is an
 ``Estimate`` (point value and a 95% percentile interval).
 
-Resampling unit: the *item*. ``stat(idx)`` receives an integer index array of length n drawn
-with replacement from ``0..n-1`` and returns the statistic on those items (NaN when it is
-undefined on that resample, e.g. kappa of a resample holding one class only). The share of
-undefined resamples is reported, never hidden.
+Resampling unit: the *item*, drawn by ``ragjudge.stats.resample_indices`` (the one bootstrap
+draw, the same as every mean's interval). ``stat(idx)`` receives an integer index array of
+length n drawn with replacement from ``0..n-1`` and returns the statistic on those items (NaN
+when it is undefined on that resample, e.g. kappa of a resample holding one class only). The
+share of undefined resamples is reported, never hidden.
 
 The interval is the percentile interval of the defined resampled values ``t*`` corrected for the
 bootstrap's median bias: ``[v + q(alpha/2) - m, v + q(1 - alpha/2) - m]`` with ``v`` the point
@@ -23,8 +24,7 @@ from collections.abc import Callable
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-DEFAULT_RESAMPLES = 2000
-"""Same default as ``ragjudge.stats``."""
+from ragjudge.stats import DEFAULT_RESAMPLES, resample_indices
 
 
 class Estimate(BaseModel):
@@ -96,12 +96,7 @@ def bootstrap_vectorised(
         return Estimate(
             name=name, value=value, n=n, confidence=confidence, note="one item: no interval"
         )
-    rng = np.random.default_rng(seed)
-    samples = np.empty(n_resamples)
-    step = max(1, 2_000_000 // n)
-    for start in range(0, n_resamples, step):
-        stop = min(n_resamples, start + step)
-        samples[start:stop] = stat(rng.integers(0, n, size=(stop - start, n)))
+    samples = np.concatenate([stat(idx) for idx in resample_indices(n, n_resamples, seed)])
     return _from_samples(name, value, samples, n, confidence)
 
 

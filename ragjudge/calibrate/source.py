@@ -7,7 +7,6 @@ probes and for spot-check sheets), and the run manifest when there is one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -168,41 +167,3 @@ def attach_testset(data: RunData, folder: str | Path) -> RunData:
             "references": {c.id: c.reference for c in testset.cases if c.reference},
         }
     )
-
-
-async def judge_sheet(path: str | Path, dimensions: Sequence[str], backend: str) -> RunData:
-    """Judge the items of a filled spot-check sheet again, from the question, answer, contexts
-    and reference it shows, with the ``backend`` judges named by ``dimensions``."""
-    from ragjudge.judges.registry import create_judge
-    from ragjudge.judges.runner import run_judges
-    from ragjudge.store import parse_item_id
-
-    from .spotcheck import read_sheet_inputs
-
-    inputs = read_sheet_inputs(path)
-    items = list(inputs.values())
-    if not items or not any(it.answer for it in items):
-        raise DataError("the sheet has no 'answer' column to judge again", path=path)
-    judges = [create_judge(d, backend) for d in dimensions]
-    by_judge = await run_judges(judges, items, progress=False)
-    data = RunData(
-        source=f"{Path(path).name} judged again ({backend})",
-        results=[r for rs in by_judge.values() for r in rs],
-    )
-    for item in items:
-        try:
-            case_id, k = parse_item_id(item.id)
-        except ValueError:
-            continue
-        data.answers[item.id] = Answer(
-            case_id=case_id,
-            k=k,
-            text=item.answer,
-            context_ids=[],
-            contexts=item.contexts,
-            generator="unknown",
-        )
-        data.questions[case_id] = item.question
-        if item.reference:
-            data.references[case_id] = item.reference
-    return data

@@ -12,7 +12,8 @@ already labelled):
 The sheet has one row per selected item and dimension, columns
 ``item_id, dimension, label, annotator, selected_because, question, answer, contexts,
 reference``; ``label`` (and ``annotator``) are blank to fill in. Judge scores are left out on
-purpose: showing them would anchor the annotator.
+purpose: showing them would anchor the annotator. ``judge_sheet`` judges a filled sheet's items
+again from what the sheet shows (``agree --rejudge``), without the run.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from ragjudge.schema import JudgeInput
+from ragjudge.errors import DataError
+from ragjudge.schema import Answer, JudgeInput
 
 from .labels import label_rows
 from .source import RunData
@@ -191,3 +193,39 @@ def read_sheet_inputs(path: str | Path) -> dict[str, JudgeInput]:
             reference=(str(row["reference"]) if row.get("reference") else None),
         )
     return out
+
+
+async def judge_sheet(path: str | Path, dimensions: Sequence[str], backend: str) -> RunData:
+    """Judge the items of a filled spot-check sheet again, from the question, answer, contexts
+    and reference it shows, with the ``backend`` judges named by ``dimensions``."""
+    from ragjudge.judges.registry import create_judge
+    from ragjudge.judges.runner import run_judges
+    from ragjudge.store import parse_item_id
+
+    inputs = read_sheet_inputs(path)
+    items = list(inputs.values())
+    if not items or not any(it.answer for it in items):
+        raise DataError("the sheet has no 'answer' column to judge again", path=path)
+    judges = [create_judge(d, backend) for d in dimensions]
+    by_judge = await run_judges(judges, items, progress=False)
+    data = RunData(
+        source=f"{Path(path).name} judged again ({backend})",
+        results=[r for rs in by_judge.values() for r in rs],
+    )
+    for item in items:
+        try:
+            case_id, k = parse_item_id(item.id)
+        except ValueError:
+            continue
+        data.answers[item.id] = Answer(
+            case_id=case_id,
+            k=k,
+            text=item.answer,
+            context_ids=[],
+            contexts=item.contexts,
+            generator="unknown",
+        )
+        data.questions[case_id] = item.question
+        if item.reference:
+            data.references[case_id] = item.reference
+    return data

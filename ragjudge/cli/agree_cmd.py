@@ -37,7 +37,7 @@ def _agree_source(
     import asyncio
 
     from ragjudge.calibrate.labels import load_labels
-    from ragjudge.calibrate.source import judge_sheet
+    from ragjudge.calibrate.spotcheck import judge_sheet
 
     return asyncio.run(judge_sheet(labels, load_labels(labels).dimensions(), rejudge))
 

@@ -16,23 +16,6 @@ from ragjudge.errors import ConfigError
 """Built-in backends; a plugin may register judges under any other backend name."""
 
 
-def import_plugins(modules: list[str]) -> None:
-    """Import user modules that register their own judges (``--plugin``). The working
-    directory is importable, as it is for ``python -m``: a ``my_judges.py`` beside the data
-    needs no ``PYTHONPATH``."""
-    import importlib
-    import sys
-
-    cwd = str(Path.cwd())
-    if modules and cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise ConfigError(f"cannot import plugin {module!r}: {exc}") from exc
-
-
 def parse_names(judges: str | None) -> list[str]:
     """The names of ``--judges`` (None: the five built-ins, ``JUDGE_NAMES``)."""
     if judges is None:
@@ -103,7 +86,7 @@ def register(app: typer.Typer) -> None:
 
         from ragjudge.cli.failures import check_endpoint_used, failure_lines
         from ragjudge.judges.items import output_rows, read_items, write_jsonl
-        from ragjudge.judges.registry import build_judges, default_backend
+        from ragjudge.judges.registry import build_judges, default_backend, import_plugins
         from ragjudge.judges.runner import estimate_spend, run_judges
         from ragjudge.llm.settings import resolve_concurrency
         from ragjudge.schema import TokenUsage

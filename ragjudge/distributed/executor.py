@@ -26,6 +26,7 @@ from typing import Any
 from ragjudge.distributed.cluster import WorkerPool, batches_of, connect
 from ragjudge.distributed.jobs import encode_stages, rank_on_ray
 from ragjudge.distributed.workers import sweep_parts
+from ragjudge.errors import ConfigError
 from ragjudge.generate import AnswerKey
 from ragjudge.protocols import Judge
 from ragjudge.schema import Answer, JudgeResult, Ranking, TestCase
@@ -38,6 +39,18 @@ from ragjudge.sweep.plan import JudgeTask
 class RayExecutor(InProcessExecutor):
     """Runs the sweep's stages on ``config.executor.num_workers`` Ray workers, each building
     its parts from ``recipe``; stores under ``run_id`` from this process."""
+
+    @classmethod
+    def build(cls, *args: Any, recipe: SweepConfig | None, **kwargs: Any) -> RayExecutor:
+        """``InProcessExecutor.build``'s arguments; the parts must come from a config
+        (``recipe``): every worker builds its own from it."""
+        if recipe is None:
+            raise ConfigError(
+                "executor.kind: ray: every Ray worker builds the retriever, generator and "
+                "judges from the config, so they cannot be passed as objects; name them in the "
+                "config (a part of your own as module:object) or use the in-process executor"
+            )
+        return cls(*args, recipe=recipe, **kwargs)
 
     def __init__(self, *args: Any, recipe: SweepConfig, **kwargs: Any) -> None:
         """``InProcessExecutor``'s arguments, and the config the workers build from."""

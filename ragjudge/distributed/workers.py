@@ -52,9 +52,8 @@ def sweep_parts(config: Any) -> Parts:
 
 def judge_parts(names: Sequence[str], backend: str, plugins: Sequence[str]) -> Parts:
     """The named judges of ``backend`` (after importing the plugin modules), by those names."""
-    from ragjudge.cli.judge_cmd import import_plugins
     from ragjudge.judges.base import conform
-    from ragjudge.judges.registry import build_judges
+    from ragjudge.judges.registry import build_judges, import_plugins
 
     import_plugins(list(plugins))
     judges = build_judges(list(names), backend)

@@ -9,8 +9,11 @@ What a judge reads and whether it derives smaller k from k_max are its own decla
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ragjudge.errors import ConfigError
@@ -130,3 +133,17 @@ def create_judge(name: str, backend: str, **options: Any) -> Judge:
                 f"judge {name!r} on backend {backend!r} takes no option {', '.join(unknown)}"
             )
     return conform(factory(**options))
+
+
+def import_plugins(modules: list[str]) -> None:
+    """Import user modules that register their own judges (``--plugin``). The working
+    directory is importable, as it is for ``python -m``: a ``my_judges.py`` beside the data
+    needs no ``PYTHONPATH``."""
+    cwd = str(Path.cwd())
+    if modules and cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise ConfigError(f"cannot import plugin {module!r}: {exc}") from exc

@@ -236,12 +236,22 @@ class ExecutorConfig(_Strict):
     still planning and writing the run store. Not part of the run's definition: a run started
     on one executor resumes on the other."""
 
-    kind: Literal["inprocess", "ray"] = "inprocess"
+    kind: str = "inprocess"
+    """A registered executor (``ragjudge.sweep.executors``): ``inprocess`` or ``ray`` built in."""
     address: str | None = None
     """Ray cluster to join: ``auto`` (the running cluster), ``ray://HOST:10001`` (Ray Client),
     or None: a local Ray started by this process (on this machine's cores)."""
     num_workers: int = Field(default=2, ge=1, le=4096)
     """Worker actors, one CPU each (also the width of corpus encoding)."""
+
+    @field_validator("kind")
+    @classmethod
+    def _registered(cls, v: str) -> str:
+        from ragjudge.sweep.executors import EXECUTORS
+
+        if v not in EXECUTORS:
+            raise ValueError(f"Input should be one of {', '.join(map(repr, EXECUTORS))}")
+        return v
 
 
 class StoreConfig(_Strict):

@@ -23,9 +23,8 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ragjudge.errors import ConfigError
 from ragjudge.protocols import Judge
 from ragjudge.schema import (
     Answer,
@@ -40,18 +39,67 @@ from ragjudge.store.base import RetrievalMetric, RunStore, StoredJudgeResult
 from ragjudge.sweep.budget import Budget, BudgetExhausted
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import RETRIEVAL_METRIC_NAMES, SweepConfig
+from ragjudge.sweep.executors import executor_class
 from ragjudge.sweep.plan import AnswerPlan, JudgePlan, JudgeTask, prefix_rows
 from ragjudge.sweep.stages import StageFailedError, generation_failure, reranking_failure
 
 if TYPE_CHECKING:
     from ragjudge.generate import AnswerKey
-    from ragjudge.protocols import Executor
 
 Progress = Callable[[str], None]
 
 
+@runtime_checkable
+class Executor(Protocol):
+    """Carries out a sweep run's plan; each method stores what it computes before returning
+    (or, on a budget stop, raising ``BudgetExhausted``), so a killed run resumes from the store.
+    """
+
+    timings: dict[str, float]
+    budget: Budget
+    """The run's budget: checked before LLM work starts, charged as results return."""
+
+    def retrieve(self) -> dict[str, Ranking]:
+        """Every case's ranking at k_max (stored)."""
+        ...
+
+    def score_retrieval(self, rankings: Mapping[str, Ranking]) -> None:
+        """Store the retrieval metrics of the labelled cases at every k."""
+        ...
+
+    async def generate(
+        self, plan: AnswerPlan, rankings: Mapping[str, Ranking]
+    ) -> dict[tuple[str, int], Answer]:
+        """Generate ``plan.missing`` (stored); return every usable answer by (case, k)."""
+        ...
+
+    async def judge(self, plan: JudgePlan) -> None:
+        """Store ``plan.known`` and the rows of every planned call."""
+        ...
+
+    def close(self) -> None:
+        """Release what the executor holds (workers, connections); called once, at the end."""
+        ...
+
+
 class InProcessExecutor:
     """Runs the retriever, generator and judges of ``comp`` here, storing under ``run_id``."""
+
+    @classmethod
+    def build(
+        cls,
+        config: SweepConfig,
+        testset: TestSet,
+        store: RunStore,
+        run_id: str,
+        comp: Components,
+        progress: Progress,
+        show_bar: bool = False,
+        *,
+        recipe: SweepConfig | None,
+    ) -> InProcessExecutor:
+        """The executor of ``build_executor``'s arguments (``recipe`` is not needed here)."""
+        return cls(config, testset, store, run_id, comp, progress, show_bar)
 
     def __init__(
         self,
@@ -301,18 +349,12 @@ def build_executor(
     *,
     recipe: SweepConfig | None,
 ) -> Executor:
-    """The executor ``config.executor`` names: ``InProcessExecutor``, or the Ray one
-    (``ragjudge.distributed``, imported only then). ``recipe`` is the config the parts were
-    built from (None when they were passed as objects): Ray workers build their own parts from
-    it, so a Ray run needs one."""
-    if config.executor.kind == "inprocess":
-        return InProcessExecutor(config, testset, store, run_id, comp, progress, show_bar)
-    if recipe is None:
-        raise ConfigError(
-            "executor.kind: ray: every Ray worker builds the retriever, generator and judges "
-            "from the config, so they cannot be passed as objects; name them in the config "
-            "(a part of your own as module:object) or use the in-process executor"
-        )
-    from ragjudge.distributed.executor import RayExecutor  # a ConfigError without Ray
-
-    return RayExecutor(config, testset, store, run_id, comp, progress, show_bar, recipe=recipe)
+    """The executor ``config.executor.kind`` names in the registry
+    (``ragjudge.sweep.executors``; the Ray one is imported only then), built by its ``build``.
+    ``recipe`` is the config the parts were built from (None when they were passed as
+    objects), for executors whose workers build their own parts from it."""
+    cls = executor_class(config.executor.kind)
+    built: Executor = cls.build(
+        config, testset, store, run_id, comp, progress, show_bar, recipe=recipe
+    )
+    return built

@@ -22,7 +22,6 @@ from typing import Any, TypedDict, Unpack
 from ragjudge.adapters import with_retrieved
 from ragjudge.errors import ConfigError
 from ragjudge.judges.base import conform
-from ragjudge.protocols import Executor
 from ragjudge.schema import JudgeResult, TestSet
 from ragjudge.store import RunStore, StoredJudgeResult, open_store
 from ragjudge.store.view import RunView
@@ -31,7 +30,7 @@ from ragjudge.sweep.budget import BudgetExhausted
 from ragjudge.sweep.components import Components, build_components
 from ragjudge.sweep.config import SweepConfig, stored_config
 from ragjudge.sweep.data import check_ks, load_dataset
-from ragjudge.sweep.execute import Progress, build_executor
+from ragjudge.sweep.execute import Executor, Progress, build_executor
 from ragjudge.sweep.identity import fresh_manifest, run_definition, select_run
 from ragjudge.sweep.plan import plan_answers, plan_judging
 from ragjudge.sweep.stages import StageFailedError, judging_failure
