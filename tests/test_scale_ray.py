@@ -277,7 +277,7 @@ def test_executor_options_are_checked() -> None:
         "address": "auto",
         "num_workers": 8,
     }
-    with pytest.raises(ConfigError, match="--executor spark: .*should be one of 'inprocess'"):
+    with pytest.raises(ConfigError, match=r"--executor spark: .*should be one of 'inprocess'"):
         executor_config("spark", None, None)
     with pytest.raises(ConfigError, match="--workers need --executor ray"):
         executor_config(None, None, 4)
