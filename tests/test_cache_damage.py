@@ -5,8 +5,12 @@ so once."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
 import warnings
+from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,3 +89,50 @@ def test_a_damaged_vector_in_the_embedding_cache_is_dropped_recomputed_and_named
     enc = CountingEncoder()
     EmbeddingCache(enc, persist=True).vectors(texts)  # written again: nothing to encode
     assert enc.seen == []
+
+
+@pytest.fixture
+def read_only_home(tmp_path, monkeypatch) -> Iterator[Path]:
+    """A RAGJUDGE_HOME nobody can write: a folder without write permission, or, for root
+    (whom permissions do not stop), an empty tmpfs mounted read-only (skipped where this
+    process cannot mount)."""
+    home = tmp_path / "ro-home"
+    home.mkdir()
+    mounted = False
+    if os.geteuid() == 0:
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(home)],
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a read-only folder here: {done.stderr.strip()}")
+        mounted = True
+    else:
+        home.chmod(0o555)
+    monkeypatch.setenv("RAGJUDGE_HOME", str(home))
+    try:
+        yield home
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(home)], check=True)
+        else:
+            home.chmod(0o755)
+
+
+def test_a_read_only_home_runs_the_judges_without_the_disk_cache_and_says_so_once(
+    read_only_home,
+):
+    with pytest.raises(OSError):  # really read-only
+        (read_only_home / "probe").write_text("x")
+    enc = CountingEncoder()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cache = EmbeddingCache(enc, persist=True)
+        first = cache.vectors(["Bees dance.", "The light was first lit in 1811."])
+        second = cache.vectors(["A new sentence."])
+    assert first.shape == (2, 8) and second.shape == (1, 8) and np.isfinite(first).all()
+    assert enc.seen == ["Bees dance.", "The light was first lit in 1811.", "A new sentence."]
+    said = [str(w.message) for w in caught if issubclass(w.category, DataWarning)]
+    assert len(said) == 1, said
+    assert str(read_only_home) in said[0] and "without the disk cache" in said[0]

@@ -10,20 +10,26 @@ per-item batches (bench/bench_offline_judges.py).
 With ``persist=True`` (the judges' shared cache) a miss is looked up first in
 ``RAGJUDGE_HOME/embeddings/<encoder name>.sentences.sqlite``
 (``ragjudge.retrieval.cache.VectorCache``, keyed by the sha256 of the text, float32), so a
-nightly run over the same corpus does not encode the same context sentences again. The
+nightly run over the same corpus does not encode the same context sentences again; when that
+file cannot be used (a read-only home, a corrupt file) the judges run without it and say so
+once. The
 judges' encoder is ``ragjudge.embedding.load_judge_encoder()`` (bfloat16 where the CPU has it).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import sqlite3
 import threading
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ragjudge.io.diagnostics import DataWarning
 from ragjudge.protocols import Encoder
 
 
@@ -79,16 +85,48 @@ class EmbeddingCache:
         return out
 
     def _encode(self, texts: list[str]) -> np.ndarray:
+        """Vectors of ``texts``: from the disk cache when ``persist`` (misses encoded and kept
+        there), else encoded. The disk cache is disposable: when it cannot be opened, read or
+        written (a read-only home, a corrupt file), the judges run without it and the first
+        failure warns once, naming the file."""
         if not self.persist:
             return self.encoder.encode(texts)
+        from ragjudge.errors import StateFileError
         from ragjudge.retrieval.cache import VectorCache
 
         hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
         with self._disk_lock:  # one SQLite connection, used by one thread at a time
-            if self._disk is None:
-                self._disk = VectorCache(self.encoder_name, kind="sentences")
-            found = self._disk.lookup(hashes, texts, lambda todo: list(self.encoder.encode(todo)))
+            try:
+                if self._disk is None:
+                    self._disk = VectorCache(self.encoder_name, kind="sentences")
+                found = self._disk.lookup(
+                    hashes, texts, lambda todo: list(self.encoder.encode(todo))
+                )
+            except (OSError, sqlite3.Error, StateFileError) as exc:
+                self._without_disk(exc)
+                return self.encoder.encode(texts)
         return np.stack([v.reshape(-1) for v in found]).astype(np.float32)
+
+    def _without_disk(self, exc: BaseException) -> None:
+        """Stop using the disk cache after ``exc``, saying so once (the caller holds
+        ``_disk_lock``)."""
+        from ragjudge.home import state_path
+
+        self.persist = False
+        if self._disk is not None:
+            self._disk.close()
+            self._disk = None
+        try:
+            where = str(state_path("embeddings"))
+        except OSError:
+            where = f"{os.environ.get('RAGJUDGE_HOME') or '.ragjudge'}/embeddings"
+        warnings.warn(
+            DataWarning(
+                f"{where}: the sentence vector cache is unusable ({exc}); the offline judges "
+                "run without the disk cache (same scores, each text encoded again)"
+            ),
+            stacklevel=5,
+        )
 
     def warm(self, texts: Iterable[str]) -> None:
         """Encode ``texts`` now, in one batch (nothing when there are none)."""
