@@ -6,6 +6,7 @@ Heavy libraries (torch, sentence-transformers, openai) are imported inside comma
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import NoReturn
 
@@ -138,7 +139,7 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         if os.environ.get("RAGJUDGE_DEBUG", "").strip() not in ("", "0"):
             raise
-        _fail(_describe(exc))
+        _fail(_describe(exc, sys.argv[1:] if argv is None else argv))
     sys.exit(code if isinstance(code, int) else 0)
 
 
@@ -155,14 +156,39 @@ def _usage_error(exc: Exception) -> str:
     return f"{path}: {message} (see {path} --help)"
 
 
-def _describe(exc: Exception) -> str:
-    """The one-line message of an exception that reached the entry point."""
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _out_option(argv: list[str]) -> str | None:
+    """The value of ``--out`` (``-o``) on the command line, if given."""
+    for i, arg in enumerate(argv):
+        if arg.startswith("--out="):
+            return arg.split("=", 1)[1]
+        if arg in ("--out", "-o") and i + 1 < len(argv):
+            return argv[i + 1]
+    return None
+
+
+def _describe(exc: Exception, argv: list[str] | None = None) -> str:
+    """The one-line message of an exception that reached the entry point. A disk that filled
+    up while writing (an ``OSError`` that names no file, as a failed ``write`` or ``close``
+    raises) names the command's ``--out``."""
     import sqlite3
 
     if isinstance(exc, RagjudgeError):
         return str(exc)
     if isinstance(exc, OSError) and exc.filename is not None:
         return f"{exc.filename}: {exc.strerror or exc}"
+    full = isinstance(exc, OSError) and (
+        exc.errno in _FULL or "no space left on device" in str(exc).lower()
+    )
+    if full:
+        out = _out_option(argv or [])
+        where = f"{out} (--out)" if out else "the output"
+        return (
+            f"{where}: no space left on the device while writing it ({exc}); free some space "
+            "or write elsewhere"
+        )
     if isinstance(exc, sqlite3.DatabaseError):
         return (
             f"a state file under RAGJUDGE_HOME is unusable ({type(exc).__name__}: {exc}; at "

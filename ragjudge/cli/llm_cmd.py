@@ -170,10 +170,19 @@ def dry_run_cmd(
 
     planned = []
     try:
-        lines = plan.read_text(encoding="utf-8").splitlines()
+        raw_lines = plan.read_bytes().splitlines()
     except OSError as exc:
         raise DataError(str(exc), path=plan) from None
-    for i, line in enumerate(lines, start=1):
+    for i, raw in enumerate(raw_lines, start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"not UTF-8 text (byte {raw[exc.start]:#04x} at column {exc.start + 1}); save "
+                "the plan as UTF-8",
+                path=plan,
+                line=i,
+            ) from None
         if not line.strip():
             continue
         try:
