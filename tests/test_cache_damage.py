@@ -91,6 +91,18 @@ def test_a_damaged_vector_in_the_embedding_cache_is_dropped_recomputed_and_named
     assert enc.seen == []
 
 
+def mount_tmpfs(where: Path, options: str) -> None:
+    """Mount a tmpfs with ``options`` on ``where`` (skip the test where this process cannot
+    mount); the caller unmounts it."""
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+
+
 @pytest.fixture
 def read_only_home(tmp_path, monkeypatch) -> Iterator[Path]:
     """A RAGJUDGE_HOME nobody can write: a folder without write permission, or, for root
@@ -100,13 +112,7 @@ def read_only_home(tmp_path, monkeypatch) -> Iterator[Path]:
     home.mkdir()
     mounted = False
     if os.geteuid() == 0:
-        done = subprocess.run(
-            ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(home)],
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a read-only folder here: {done.stderr.strip()}")
+        mount_tmpfs(home, "ro,size=64k")
         mounted = True
     else:
         home.chmod(0o555)

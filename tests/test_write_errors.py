@@ -13,6 +13,7 @@ import pytest
 
 from ragjudge.cli import main
 from ragjudge.store import open_store
+from tests.test_cache_damage import mount_tmpfs
 from tests.test_report_cli import _write_run
 
 
@@ -54,13 +55,7 @@ def full_folder(tmp_path) -> Iterator[Path]:
     """A tmpfs of 16 KiB, filled (skipped where this process cannot mount)."""
     where = tmp_path / "tiny"
     where.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(where)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    mount_tmpfs(where, "size=16k")
     try:
         with (where / "filler").open("wb", buffering=0) as fh, pytest.raises(OSError):
             while True:
