@@ -160,3 +160,38 @@ def test_report_says_what_differs_from_an_llm_run(llm_env, tmp_path):
     assert "judge versions differ: faithfulness" in message
     assert "faithfulness decided by llm in the baseline, by " in message
     assert "offline" in message.split("in the baseline, by ", 1)[1]
+
+
+def test_judge_cli_says_the_preflight_before_judging(llm_env, tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ragjudge",
+            "judge",
+            "--input",
+            str(src),
+            "--judges",
+            "faithfulness",
+            "--backend",
+            "cascade",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr
+    line = " ".join(res.stderr.split())
+    sent = len(llm_env.chat_requests())
+    assert sent >= 1  # the default band escalates some of these rows
+    assert f"faithfulness: {sent} of {len(ROWS)} items" in line and "expected to escalate" in line
+    assert f"backend cascade: {len(ROWS)} rows, {sent} calls" in " ".join(res.stdout.split())
