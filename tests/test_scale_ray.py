@@ -135,12 +135,13 @@ def ray_config(**executor: object) -> SweepConfig:
 
 
 def test_ray_sweep_stores_the_in_process_rows_and_shares_the_caches(
-    ray_session: object, in_process: dict[str, list[object]], tmp_path: Path
+    ray_session: object, in_process: dict[str, list[object]], store_url: str
 ) -> None:
+    """Two Ray workers; the driver writes every row, to SQLite and to PostgreSQL alike."""
     from ragjudge.io import load_testset
     from ragjudge.retrieval.dense import DenseRetriever
 
-    store = open_store(tmp_path / "runs.sqlite")
+    store = open_store(store_url)
     out = run_sweep(ray_config(num_workers=2), store=store)
     assert out.status == "finished"
     got = rows(store, out.run_id)

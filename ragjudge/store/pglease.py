@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+from collections.abc import Iterable
 
 import sqlalchemy as sa
 
@@ -98,3 +99,17 @@ class AdvisoryLeases(Leases):
     def writer_alive(self, run_id: str) -> bool:
         with self.engine.connect() as conn:
             return conn.execute(_holder_query(lease_key(run_id))).first() is not None
+
+    def writers_alive(self, run_ids: Iterable[str]) -> set[str]:
+        """One read of ``pg_locks`` for every run asked about."""
+        keys = {lease_key(r) & 0xFFFFFFFFFFFFFFFF: r for r in run_ids}
+        if not keys:
+            return set()
+        with self.engine.connect() as conn:
+            held = conn.execute(
+                sa.text(
+                    "SELECT classid, objid FROM pg_locks WHERE locktype = 'advisory' "
+                    "AND granted AND objsubid = 1"
+                )
+            )
+            return {keys[(hi << 32) | lo] for hi, lo in held if (hi << 32) | lo in keys}

@@ -94,6 +94,10 @@ class Leases:
     def writer_alive(self, run_id: str) -> bool:
         raise NotImplementedError
 
+    def writers_alive(self, run_ids: Iterable[str]) -> set[str]:
+        """The runs among ``run_ids`` whose writer is alive (``list_runs``: one question)."""
+        return {r for r in run_ids if self.writer_alive(r)}
+
 
 class SqlRunStore:
     """A ``RunStore`` (``ragjudge.store.base``) on a SQLAlchemy engine."""
@@ -300,11 +304,12 @@ class SqlRunStore:
         by_run: dict[str, dict[str, str]] = {}
         for run_id, tag, value in tag_rows:
             by_run.setdefault(run_id, {})[tag] = value
+        parsed = [self._parse(RunManifest, raw, r, "runs", "its manifest") for r, raw in runs]
+        alive = self._leases.writers_alive(m.run_id for m in parsed if m.status == "running")
         out = []
-        for run_id, raw in runs:
-            m = self._parse(RunManifest, raw, run_id, "runs", "its manifest")
-            update: dict[str, Any] = {"tags": by_run.get(run_id, {})}
-            if m.status == "running" and not self._leases.writer_alive(run_id):
+        for m in parsed:
+            update: dict[str, Any] = {"tags": by_run.get(m.run_id, {})}
+            if m.status == "running" and m.run_id not in alive:
                 update["status"] = "interrupted"  # its writer died (kill -9, power loss)
             out.append(m.model_copy(update=update))
         keys = list(order)

@@ -9,7 +9,9 @@ from rows (tests, or rows read elsewhere).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import gc
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, RunModels, TestCase
@@ -35,7 +37,14 @@ class RunView:
 
     @classmethod
     def read(cls, store: RunStore, run_id: str) -> RunView:
-        """The stored run ``run_id`` (a full id)."""
+        """The stored run ``run_id`` (a full id). The cyclic garbage collector pauses while the
+        rows are parsed: hundreds of thousands of new objects would otherwise trigger full
+        collections that cost more than the parsing (bench/bench_store.py)."""
+        with _collector_paused():
+            return cls._read(store, run_id)
+
+    @classmethod
+    def _read(cls, store: RunStore, run_id: str) -> RunView:
         return cls.from_rows(
             run_id,
             manifest=store.manifest(run_id),
@@ -102,3 +111,15 @@ class RunView:
     def models(self) -> RunModels:
         """The models the run used (an empty record without a manifest)."""
         return self.manifest.used_models() if self.manifest is not None else RunModels()
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """``gc`` disabled for the block (re-enabled after, if it was on)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
