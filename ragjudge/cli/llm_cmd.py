@@ -192,6 +192,13 @@ def dry_run_cmd(
         msgs = obj.get("messages") if isinstance(obj, dict) else obj
         if not isinstance(msgs, list) or not all(isinstance(m, dict) for m in msgs):
             raise DataError("expected a list of chat messages", path=plan, line=i)
+        for j, m in enumerate(msgs, start=1):
+            if not isinstance(m.get("role"), str) or not ("content" in m or "tool_calls" in m):
+                raise DataError(
+                    f"message {j} needs a 'role' and a 'content' (got keys {sorted(m)})",
+                    path=plan,
+                    line=i,
+                )
         planned.append(msgs)
     table = PriceTable.from_file(prices) if prices else PriceTable()
     name = model or LLMSettings.from_env().model

@@ -33,6 +33,7 @@ import difflib
 import hashlib
 import inspect
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -41,6 +42,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     StrictInt,
     ValidationError,
@@ -275,6 +277,18 @@ class SweepConfig(_Strict):
     store: StoreConfig | None = None
     objective: ObjectiveConfig = Field(default_factory=ObjectiveConfig)
     seed: int = 0
+    _origin: tuple[str, dict[KeyPath, int]] | None = PrivateAttr(None)
+    """The file the config was read from and the line of each key (``parse_config``)."""
+
+    def where(self, *key: str | int) -> str:
+        """``file:line: key.path: `` of a key of the file this config was read from, for a
+        check made after loading (k against the corpus); ``key.path: `` without a file."""
+        dotted = ".".join(map(str, key))
+        if self._origin is None:
+            return f"{dotted}: "
+        source, lines = self._origin
+        line = next((lines[key[:n]] for n in range(len(key), 0, -1) if key[:n] in lines), None)
+        return f"{source}{f':{line}' if line else ''}: {dotted}: "
 
     @field_validator("ks")
     @classmethod
@@ -441,6 +455,32 @@ def check_options(
                     f"{'.'.join(map(str, path))!r} for {target.__name__}; {hint}"
                     f"known: {', '.join(sorted(allowed)) or '(none)'}"
                 )
+    _check_generator_values(config, source, lines)
+
+
+def _check_generator_values(
+    config: SweepConfig, source: str, lines: Mapping[KeyPath, int] | None
+) -> None:
+    """Build the built-in generator from the file's options (cheap: no model is loaded before
+    the first answer) so that a value it refuses (``max_sentences: 0``) is an error at the
+    option's line, ``file:line: generator.options.max_sentences: ...``."""
+    from ragjudge.generate import GENERATORS, build_generator
+
+    kind, options = config.generator.kind, dict(config.generator.options)
+    if kind not in GENERATORS or not options:
+        return
+    try:
+        build_generator(kind, **options)
+    except ConfigError as exc:
+        msg = str(exc)
+        name = next((n for n in options if re.search(rf"\b{re.escape(n)}\b", msg)), None)
+        key: KeyPath = ("generator", "options", name) if name else ("generator", "options")
+        line = (lines or {}).get(key) or (lines or {}).get(("generator", "options"))
+        if name:
+            msg = re.sub(rf"^generator {re.escape(name)} ", "", msg)
+        raise ConfigError(
+            f"{source}{f':{line}' if line else ''}: {'.'.join(map(str, key))}: {msg}"
+        ) from None
 
 
 def check_judge_names(
@@ -498,6 +538,8 @@ def parse_config(
         config = config.model_copy(
             update={"dataset": config.dataset.model_copy(update={"path": path})}
         )
+    if lines is not None:
+        config._origin = (source, dict(lines))
     return config
 
 

@@ -37,8 +37,9 @@ def check_ks(config: SweepConfig, testset: TestSet) -> None:
         where = ds.path if ds.format == "squad" else f"{ds.path}/corpus.jsonl"
         raise ConfigError(f"{where}: the corpus is empty: there is no document to retrieve")
     if config.k_max > n_docs:
+        at = config.where("ks", config.ks.index(config.k_max))
         raise ConfigError(
-            f"k = {config.k_max} is above the retrievable count: the corpus has {n_docs} "
+            f"{at}k = {config.k_max} is above the retrievable count: the corpus has {n_docs} "
             f"documents; use ks <= {n_docs}"
         )
     for r in config.rerankers:
