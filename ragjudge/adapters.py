@@ -14,14 +14,17 @@
   ``FunctionGenerator``.
 - ``identity(obj)``: ``name@version`` of a component. The name is its ``name`` attribute or
   ``module:qualname``; the version its ``version`` attribute, else the first 12 hex of the
-  sha256 of its source code (a changed function is a changed component), else
-  ``unversioned``. A sweep's definition hash includes the identity of every custom part, so
-  two different sets of parts never resume into each other's run.
+  sha256 of the code it runs: its source and, for a part defined in a user module, the whole
+  source of that module and of the user modules it reaches (``source_version``: an edited
+  helper the function calls is a changed component), else ``unversioned``. A sweep's
+  definition hash includes the identity of every custom part, so two different sets of parts
+  never resume into each other's run.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import importlib
 import inspect
@@ -77,13 +80,71 @@ def identity(obj: Any) -> str:
 
 
 def source_version(obj: Any) -> str:
-    """sha256 of the source code of ``obj`` (or of its class), first 12 hex."""
+    """First 12 hex of the sha256 of the code ``obj`` runs: its own source (or its class's),
+    then, when it is defined in a user module, the whole source of that module and of every
+    user module reached from it (``user_modules``), so an edited helper, constant or import is
+    a new version. ``unversioned`` when no source can be read."""
     target = obj if inspect.isfunction(obj) or inspect.isclass(obj) else type(obj)
     try:
         source = inspect.getsource(target)
     except (OSError, TypeError):
         return "unversioned"
-    return hashlib.sha256(source.encode()).hexdigest()[:12]
+    digest = hashlib.sha256(source.encode())
+    for name, text in user_modules(sys.modules.get(getattr(target, "__module__", "") or "")):
+        digest.update(f"\0{name}\0".encode())
+        digest.update(text.encode())
+    return digest.hexdigest()[:12]
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    """Folders whose modules are not the user's: the interpreter's, installed packages', and
+    ragjudge's own (a built-in part is versioned by its declared version or its source)."""
+    import site
+    import sysconfig
+
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).parent)}
+    roots.update(sysconfig.get_paths().values())
+    roots.update([*site.getsitepackages(), site.getusersitepackages()])
+    return tuple(str(Path(r).resolve()) for r in roots if r)
+
+
+def _user_file(module: Any) -> Path | None:
+    """The source file of ``module`` when it is a user module (not under a library root)."""
+    file = getattr(module, "__file__", None)
+    if not isinstance(file, str) or not file.endswith(".py"):
+        return None
+    path = Path(file).resolve()
+    if any(path.is_relative_to(root) for root in _library_roots()):
+        return None
+    return path if path.is_file() else None
+
+
+def user_modules(start: Any, limit: int = 200) -> list[tuple[str, str]]:
+    """(name, source) of ``start`` when it is a user module and of every user module reached
+    from it through its globals (modules imported, functions and classes imported from
+    them), sorted by name; at most ``limit`` modules."""
+    found: dict[str, str] = {}
+    todo = [start] if start is not None else []
+    while todo and len(found) < limit:
+        module = todo.pop()
+        name = getattr(module, "__name__", None)
+        path = _user_file(module)
+        if not isinstance(name, str) or name in found or path is None:
+            continue
+        try:
+            found[name] = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for value in list(vars(module).values()):
+            ref = (
+                value
+                if inspect.ismodule(value)
+                else sys.modules.get(str(getattr(value, "__module__", "") or ""))
+            )
+            if ref is not None and getattr(ref, "__name__", None) not in found:
+                todo.append(ref)
+    return sorted(found.items())
 
 
 def run_sync(make: Callable[[], Awaitable[T]]) -> T:

@@ -52,13 +52,28 @@ def _identity(m: RunManifest) -> dict[str, Any]:
     }
 
 
+def changed_components(old: RunManifest, new: RunManifest) -> list[str]:
+    """``the code of retriever mod:fn changed (v1 -> v2)`` for each custom part whose
+    ``name@version`` differs between two runs (``run_definition``'s ``components``)."""
+    before = old.config.get("definition", {}).get("components", {})
+    after = new.config.get("definition", {}).get("components", {})
+    out = []
+    for role in sorted(set(before) & set(after)):
+        if before[role] != after[role]:
+            name, _, was = str(before[role]).rpartition("@")
+            now = str(after[role]).rpartition("@")[2]
+            out.append(f"the code of {role.replace(':', ' ')} {name} changed ({was} -> {now})")
+    return out
+
+
 def check_resumable(old: RunManifest, new: RunManifest) -> None:
-    """Refuse to resume ``old`` under a changed definition, naming each change."""
+    """Refuse to resume ``old`` under a changed definition, naming each change (an edited
+    custom part first, by role and name)."""
     changes = diff_definitions(_identity(old), _identity(new))
     if changes:
         raise ConfigError(
             f"refusing to resume run {old.run_id}: its configuration changed:\n  "
-            + "\n  ".join(changes)
+            + "\n  ".join(changed_components(old, new) + changes)
             + "\nrun without --resume to start a new run with the new configuration"
         )
 
