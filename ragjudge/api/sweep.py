@@ -29,7 +29,7 @@ from ragjudge.errors import ConfigError, DataError
 from ragjudge.generate import GENERATORS
 from ragjudge.retrieval import RETRIEVERS
 from ragjudge.schema import TestCase, TestSet
-from ragjudge.sweep.components import Components
+from ragjudge.sweep.components import GivenParts, build_components
 from ragjudge.sweep.run import SweepOutcome
 
 SweepResult = SweepOutcome
@@ -68,54 +68,6 @@ def as_testset(testset: Any, name: str | None = None) -> TestSet:
     )
 
 
-def _components(
-    retriever: Any, generator: Any, judges: Sequence[Any], backend: str, concurrency: int
-) -> Components:
-    from ragjudge.adapters import as_generator, as_retriever, identity
-    from ragjudge.generate import build_generator
-    from ragjudge.judges.base import conform
-    from ragjudge.judges.registry import build_judges
-    from ragjudge.retrieval import build_retriever
-    from ragjudge.schema import RunModels
-
-    custom: dict[str, str] = {}
-    names = [j for j in judges if isinstance(j, str)]
-    built = iter(build_judges(names, backend, concurrency) if names else [])
-    made = [next(built) if isinstance(j, str) else conform(j) for j in judges]
-    for spec, judge in zip(judges, made, strict=True):
-        if not isinstance(spec, str):
-            custom[f"judge:{judge.name}"] = identity(judge)
-    # The run's client is the judges' own (the judge clients share one ledger, which feeds the
-    # run store and the budget); a new one only when no judge has a client and one is needed.
-    clients = [c for c in (getattr(j, "client", None) for j in made) if c is not None]
-    llm: Any = clients[0] if clients else None
-    if llm is None and generator == "chat":
-        from ragjudge.llm import default_client
-
-        llm = default_client(max_concurrency=concurrency)
-    if isinstance(retriever, str) and retriever in RETRIEVERS:
-        ret = build_retriever(retriever)
-    else:
-        ret = as_retriever(retriever)
-        custom["retriever"] = identity(ret)
-    if isinstance(generator, str) and generator in GENERATORS:
-        gen = build_generator(generator, **({"client": llm} if generator == "chat" else {}))
-    else:
-        gen = as_generator(generator)
-        custom["generator"] = identity(gen)
-    model = getattr(llm, "model", None)
-    models = RunModels(
-        retriever=str(ret.name),
-        generator=model if generator == "chat" else f"{gen.name}@{gen.version}",
-        judge=model if clients else None,
-    )
-    prompts = {f"judge:{j.name}": str(j.version) for j in made}
-    prompts["generator"] = str(gen.version)
-    return Components(
-        ret, gen, made, llm=llm, models=models.as_dict(), prompts=prompts, custom=custom
-    )
-
-
 def sweep(
     testset: Any,
     *,
@@ -139,6 +91,7 @@ def sweep(
     ``progress`` receives one line per phase."""
     from ragjudge.adapters import FunctionRetriever, run_sync
     from ragjudge.api.evaluate import DEFAULT_JUDGES
+    from ragjudge.judges.base import conform
     from ragjudge.judges.registry import default_backend
     from ragjudge.llm.settings import resolve_concurrency
     from ragjudge.store import RunStore, open_store
@@ -149,11 +102,12 @@ def sweep(
     ts = as_testset(testset)
     specs = list(judges) if judges is not None else list(DEFAULT_JUDGES)
     chosen = backend or default_backend()
-    comp = _components(retriever, generator, specs, chosen, concurrency)
+    given_judges = {j.name: j for j in (conform(s) for s in specs if not isinstance(s, str))}
+    names = [s if isinstance(s, str) else conform(s).name for s in specs]
     config = parse_config(
         {
             "dataset": {"path": ts.name},
-            "judges": {"names": [j.name for j in comp.judges], "backend": chosen},
+            "judges": {"names": names, "backend": chosen},
             "generator": {"kind": generator if generator in GENERATORS else "extractive"},
             "retriever": {"kind": retriever if retriever in RETRIEVERS else "hybrid"},
             "ks": list(ks),
@@ -163,6 +117,15 @@ def sweep(
             **({"budget": dict(budget)} if budget else {}),
         },
         source="ragjudge.sweep()",
+    )
+    comp = build_components(
+        config,
+        GivenParts(
+            retriever=None if isinstance(retriever, str) and retriever in RETRIEVERS else retriever,
+            generator=None if isinstance(generator, str) and generator in GENERATORS else generator,
+            judges=given_judges,
+            max_concurrency=concurrency,
+        ),
     )
     if not ts.documents and not isinstance(comp.retriever, FunctionRetriever):
         raise ConfigError(

@@ -1,8 +1,10 @@
 """The parts a sweep runs: the retriever pipeline, the generator and the judges, built from a
-config (``build_components``) or passed as objects (``Components``), and the models they use."""
+config (``build_components``, the one builder: the CLI and ``ragjudge.sweep`` both use it,
+the latter with some parts given as objects, ``GivenParts``), and the models they use."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,6 +34,21 @@ class Components:
     run's definition, so a changed part never resumes another part's run."""
 
 
+@dataclass(frozen=True)
+class GivenParts:
+    """Parts passed as objects (``ragjudge.sweep``): each replaces what the config names for
+    its role, and its ``name@version`` enters the run's identity (``Components.custom``)."""
+
+    retriever: Any = None
+    """Anything ``adapters.as_retriever`` takes (None: the config's retriever)."""
+    generator: Any = None
+    """Anything ``adapters.as_generator`` takes (None: the config's generator)."""
+    judges: Mapping[str, Any] = field(default_factory=dict)
+    """Judge name (as listed in ``config.judges.names``) -> the judge object."""
+    max_concurrency: int | None = None
+    """The LLM clients' limit of calls in flight (None: ``RAGJUDGE_MAX_CONCURRENCY``)."""
+
+
 def _uses_llm(config: SweepConfig) -> bool:
     from ragjudge.judges.registry import takes_client
 
@@ -43,9 +60,9 @@ def _uses_llm(config: SweepConfig) -> bool:
     )
 
 
-def build_components(config: SweepConfig) -> Components:
+def build_components(config: SweepConfig, given: GivenParts | None = None) -> Components:
     """The retriever pipeline, generator and judges a config names (heavy imports here); a
-    ``module:object`` name is imported (``ragjudge.adapters``)."""
+    ``module:object`` name is imported (``ragjudge.adapters``); ``given`` parts replace theirs."""
     from ragjudge.adapters import as_generator, as_retriever, identity, is_import_path, load_object
     from ragjudge.generate import build_generator
     from ragjudge.judges.llm.criteria import CriteriaJudge
@@ -53,6 +70,7 @@ def build_components(config: SweepConfig) -> Components:
     from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
     from ragjudge.retrieval.pipeline import Stage
 
+    given = given or GivenParts()
     llm = None
     judge_llms: list[Any] = []
     names, criteria = config.judges.names, config.judges.criteria
@@ -60,9 +78,13 @@ def build_components(config: SweepConfig) -> Components:
         from ragjudge.llm import judge_clients
 
         # One client per judge (own connection pool), all sharing one ledger and one cache.
-        llm, *judge_llms = judge_clients(1 + len(names) + len(criteria))
+        limit = {} if given.max_concurrency is None else {"max_concurrency": given.max_concurrency}
+        llm, *judge_llms = judge_clients(1 + len(names) + len(criteria), **limit)
     custom: dict[str, str] = {}
-    if is_import_path(config.retriever.kind):
+    if given.retriever is not None:
+        first = as_retriever(given.retriever)
+        custom["retriever"] = identity(first)
+    elif is_import_path(config.retriever.kind):
         first = as_retriever(load_object(config.retriever.kind))
         custom["retriever"] = identity(first)
     else:
@@ -77,7 +99,10 @@ def build_components(config: SweepConfig) -> Components:
             stages.append((build_reranker(r.spec), r.depth, r.keep))
     retriever = Pipeline(first, stages=stages) if stages else first
     gen_options = dict(config.generator.options)
-    if is_import_path(config.generator.kind):
+    if given.generator is not None:
+        generator = as_generator(given.generator)
+        custom["generator"] = identity(generator)
+    elif is_import_path(config.generator.kind):
         generator = as_generator(load_object(config.generator.kind))
         custom["generator"] = identity(generator)
     else:
@@ -90,7 +115,11 @@ def build_components(config: SweepConfig) -> Components:
     llm_judged = bool(criteria)
     for n in names:
         client = next(clients)
-        if is_import_path(n):
+        if n in given.judges:
+            judge = conform(given.judges[n])
+            custom[f"judge:{judge.name}"] = identity(judge)
+            llm_judged = llm_judged or getattr(judge, "client", None) is not None
+        elif is_import_path(n):
             obj = load_object(n)
             judge = conform(obj() if isinstance(obj, type) else obj)
             custom[f"judge:{judge.name}"] = identity(judge)
@@ -101,6 +130,8 @@ def build_components(config: SweepConfig) -> Components:
             judge = create_judge(n, backend, **options)
         judges.append(judge)
     judges += [CriteriaJudge(n, c, client=next(clients)) for n, c in criteria.items()]
+    if llm is None:  # a given judge brings its own client: its ledger is the run's
+        llm = next((c for c in (getattr(j, "client", None) for j in judges) if c), None)
     models = RunModels(
         retriever=str(getattr(retriever, "name", config.retriever.kind)),
         generator=llm.model
