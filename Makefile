@@ -15,6 +15,7 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 
 demo: $(BIN)/.installed
 	$(BIN)/ragjudge demo
+	@echo "browse the runs, cases and labels: $(BIN)/ragjudge ui"
 
 lint: $(BIN)/.installed
 	$(BIN)/ruff check ragjudge tests bench

@@ -11,16 +11,16 @@ from .analyze import AgreementReport, DimensionReport
 from .plots import confusion_plot, reliability_diagram, score_scatter
 
 
-def _fmt(value: float | None) -> str:
+def fmt_value(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def _ci(e: object) -> str:
+def fmt_ci(e: object) -> str:
     lo, hi = getattr(e, "ci_low", None), getattr(e, "ci_high", None)
     return "" if lo is None or hi is None else f"[{lo:.3f}, {hi:.3f}]"
 
 
-def _b64(png: bytes) -> str:
+def b64(png: bytes) -> str:
     return base64.b64encode(png).decode("ascii")
 
 
@@ -60,8 +60,8 @@ def render_html(report: AgreementReport) -> str:
     dims = [
         {
             "rep": d,
-            "plots": [(t, _b64(png)) for t, png in dimension_plots(d, report.threshold)],
+            "plots": [(t, b64(png)) for t, png in dimension_plots(d, report.threshold)],
         }
         for d in report.dimensions
     ]
-    return render("agreement.html.j2", r=report, dims=dims, fmt=_fmt, ci=_ci)
+    return render("agreement.html.j2", r=report, dims=dims, fmt=fmt_value, ci=fmt_ci)

@@ -27,6 +27,7 @@ from . import (
     store_cmd,
     sweep_cmd,
     testset_cmd,
+    ui_cmd,
 )
 
 app = typer.Typer(
@@ -53,6 +54,7 @@ for _module in (
     llm_cmd,
     testset_cmd,
     store_cmd,
+    ui_cmd,
 ):
     _module.register(app)
 

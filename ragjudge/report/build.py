@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -220,7 +220,7 @@ def moves_by_metric(query: MovedQuery) -> list[MetricMoves]:
     return sorted(out, key=lambda g: min(mv.delta for _, mv in g.spans))
 
 
-def _plots(report: Report) -> dict[str, bytes]:
+def report_plots(report: Report) -> dict[str, bytes]:
     comparison = Comparison(
         run_id=report.run.run_id, baseline_id=report.baseline.run_id, metrics=report.metrics
     )
@@ -246,9 +246,14 @@ def render_markdown(report: Report, plot_files: Sequence[str] = ()) -> str:
     )
 
 
-def render_html(report: Report, plots: dict[str, bytes]) -> str:
+def html_context(report: Report, plots: dict[str, bytes]) -> dict[str, Any]:
+    """What ``_report_body.html.j2`` reads: the report file and the ``ui`` compare page."""
     embedded = {name: data_uri(data) for name, data in plots.items()}
-    return render("report.html.j2", r=report, plots=embedded, ordered=ordered)
+    return {"r": report, "plots": embedded, "ordered": ordered}
+
+
+def render_html(report: Report, plots: dict[str, bytes]) -> str:
+    return render("report.html.j2", **html_context(report, plots))
 
 
 def check_out_dir(out_dir: str | Path) -> Path:
@@ -270,7 +275,7 @@ def write_report(report: Report, out_dir: str | Path, formats: Sequence[str]) ->
     except OSError as exc:
         raise ConfigError(f"{out}: cannot create the report folder ({exc.strerror})") from None
     written: dict[str, Path] = {}
-    plots = _plots(report) if {"md", "html"} & set(formats) else {}
+    plots = report_plots(report) if {"md", "html"} & set(formats) else {}
     if "md" in formats:
         for name, data in plots.items():
             (out / name).write_bytes(data)

@@ -1,0 +1,355 @@
+"""``ragjudge ui``: a local web app over a run store (Starlette; pages rendered by the one
+presentation layer, ``ragjudge.render``; every asset inside the package).
+
+Safe by default (the contract the tests check):
+
+- every text from a run is escaped by jinja2's autoescape, and the Content-Security-Policy
+  allows scripts only from the app itself (no inline script, no ``javascript:`` URL runs);
+- a request whose ``Host`` is not the address served is refused (DNS rebinding);
+- every state-changing request (POST) must carry the session's CSRF token (a random value
+  made when the app starts, in a form field ``csrf``), else 403;
+- with ``token`` set (required by ``serve`` for any address other than loopback), every
+  request must carry it once as ``?token=`` (it is then kept in an HttpOnly cookie), else 401;
+- ``read_only`` refuses every POST (403) and hides the forms.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from starlette.applications import Starlette
+from starlette.datastructures import FormData
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from ragjudge.calibrate.render import b64, fmt_ci, fmt_value
+from ragjudge.calibrate.source import RunData, from_store
+from ragjudge.errors import RagjudgeError
+from ragjudge.render import render
+from ragjudge.store import RunStore, item_id, parse_item_id
+from ragjudge.store.labels import LabelStore, StoredLabel
+from ragjudge.ui.labels import import_csv, label_set, labels_csv, queue
+from ragjudge.ui.pages import Pages
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
+TOKEN_COOKIE = "ragjudge_token"
+
+
+class _Guard(BaseHTTPMiddleware):
+    """Token (when set), read-only, and the security headers (CSRF: ``_posted``)."""
+
+    def __init__(self, app: Any, *, token: str | None, read_only: bool) -> None:
+        super().__init__(app)
+        self.token, self.read_only = token, read_only
+
+    async def dispatch(
+        self, request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        given = request.query_params.get("token")
+        if self.token is not None:
+            have = given or request.cookies.get(TOKEN_COOKIE) or ""
+            if not hmac.compare_digest(have.encode(), self.token.encode()):
+                return PlainTextResponse("401: this server needs its token (?token=...)", 401)
+        if request.method not in ("GET", "HEAD") and self.read_only:
+            return PlainTextResponse("403: this server is read-only", 403)
+        response = await call_next(request)
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "no-referrer"
+        if self.token is not None and given:
+            response.set_cookie(TOKEN_COOKIE, self.token, httponly=True, samesite="strict")
+        return response
+
+
+Handler = Callable[[Request, FormData], Awaitable[Response]]
+
+
+def _posted(csrf: str, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """A POST endpoint that runs ``handler`` only when the form carries the CSRF token."""
+
+    async def endpoint(request: Request) -> Response:
+        form = await request.form()
+        sent = str(form.get("csrf", ""))
+        if not hmac.compare_digest(sent.encode(), csrf.encode()):
+            return PlainTextResponse("403: missing or wrong CSRF token", 403)
+        return await handler(request, form)
+
+    return endpoint
+
+
+def _float(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def create_app(
+    store: RunStore,
+    *,
+    read_only: bool = False,
+    token: str | None = None,
+    allowed_hosts: list[str] | None = None,
+) -> Starlette:
+    """The app over ``store`` (module docstring for the safety contract)."""
+    pages = Pages(store)
+    csrf = secrets.token_urlsafe(32)
+
+    def page(request: Request, template: str, **context: Any) -> HTMLResponse:
+        html = render(
+            f"ui/{template}", csrf=csrf, read_only=read_only, path=request.url.path, **context
+        )
+        return HTMLResponse(html)
+
+    async def runs(request: Request) -> Response:
+        p = request.query_params
+        rows = pages.runs(
+            q=p.get("q", ""), status=p.get("status", ""), sort=p.get("sort", "started")
+        )
+        return page(
+            request,
+            "runs.html.j2",
+            rows=rows,
+            q=p.get("q", ""),
+            status=p.get("status", ""),
+            sort=p.get("sort", "started"),
+        )
+
+    async def run(request: Request) -> Response:
+        run_id = store.resolve(request.path_params["run"])
+        summary = pages.run_summary(run_id)
+        return page(
+            request,
+            "run.html.j2",
+            m=store.manifest(run_id),
+            s=summary,
+            statuses=pages.statuses(run_id),
+            baselines=[m for m in store.find_by_tag("baseline") if m.run_id != run_id],
+        )
+
+    async def cases(request: Request) -> Response:
+        run_id = store.resolve(request.path_params["run"])
+        p = request.query_params
+        baseline = p.get("baseline") or None
+        explorer = pages.explorer(
+            run_id,
+            k=_int(p.get("k")),
+            q=p.get("q", ""),
+            status=p.get("status", ""),
+            judge=p.get("judge", ""),
+            lo=_float(p.get("min")),
+            hi=_float(p.get("max")),
+            baseline=store.resolve(baseline) if baseline else None,
+            page=_int(p.get("page")) or 1,
+        )
+        return page(request, "cases.html.j2", e=explorer, p=dict(p))
+
+    async def case(request: Request) -> Response:
+        run_id = store.resolve(request.path_params["run"])
+        data = pages.case(run_id, request.path_params["case"])
+        return page(request, "case.html.j2", c=data)
+
+    async def compare(request: Request) -> Response:
+        from ragjudge.report.build import html_context, report_plots
+        from ragjudge.report.from_store import stored_report
+
+        p = request.query_params
+        runs_ = store.list_runs()
+        if not p.get("run") or not p.get("baseline"):
+            return page(request, "compare.html.j2", r=None, runs=runs_, p=dict(p))
+        run_id, base_id = store.resolve(p["run"]), store.resolve(p["baseline"])
+        report = stored_report(store, run_id, base_id, allow_partial=True)
+        context = html_context(report, report_plots(report))
+        return page(request, "compare.html.j2", runs=runs_, p=dict(p), **context)
+
+    async def history(request: Request) -> Response:
+        from ragjudge.ui.history import history
+
+        tag = request.query_params.get("tag", "nightly")
+        return page(request, "history.html.j2", h=history(pages, store, tag))
+
+    async def tag(request: Request, form: FormData) -> Response:
+        run_id = store.resolve(request.path_params["run"])
+        name = str(form.get("tag", "baseline")).strip() or "baseline"
+        store.tag(run_id, name, str(form.get("value", "")))
+        return RedirectResponse(str(form.get("next") or "/"), status_code=303)
+
+    labels = LabelStore(store)
+    run_data: dict[str, RunData] = {}
+
+    def data(run_id: str) -> RunData:
+        if run_id not in run_data:
+            run_data[run_id] = from_store(run_id, store.path)
+        return run_data[run_id]
+
+    def latest() -> str:
+        finished = [m.run_id for m in store.list_runs() if m.status == "finished"]
+        return finished[-1] if finished else store.resolve("latest")
+
+    async def label(request: Request) -> Response:
+        p = request.query_params
+        run_id = store.resolve(p["run"]) if p.get("run") else latest()
+        labeler = p.get("labeler", "").strip()
+        rd = data(run_id)
+        mine = [lab for lab in labels.labels(run_id) if lab.labeler == labeler]
+        done = {item_id(lab.case_id, lab.k) for lab in mine}
+        picks = queue(rd, done) if labeler else []
+        pick = picks[0] if picks else None
+        item = None
+        if pick is not None:
+            case_id, k = parse_item_id(pick.item_id)
+            answer = rd.answers.get(pick.item_id)
+            item = {
+                "item_id": pick.item_id,
+                "case_id": case_id,
+                "k": k,
+                "reason": pick.reason,
+                "question": rd.questions.get(case_id, ""),
+                "answer": answer.text if answer is not None else "",
+                "contexts": list(zip(answer.context_ids, answer.contexts, strict=False))
+                if answer is not None
+                else [],
+            }
+        dims = sorted({r.judge for r in rd.results})
+        return page(
+            request,
+            "label.html.j2",
+            run_id=run_id,
+            labeler=labeler,
+            item=item,
+            dims=dims,
+            n_mine=len(done),
+            n_left=len(picks),
+        )
+
+    async def save_label(request: Request, form: FormData) -> Response:
+        run_id = store.resolve(str(form["run"]))
+        labeler = str(form.get("labeler", "")).strip()
+        if not labeler:
+            return PlainTextResponse("400: give a labeler name", 400)
+        case_id, k = parse_item_id(str(form["item_id"]))
+        rd = data(run_id)
+        answer = rd.answers.get(item_id(case_id, k))
+        versions = {r.judge: r.judge_version for r in rd.results}
+        note = str(form.get("note", ""))
+        rows = [
+            StoredLabel(
+                run_id=run_id,
+                case_id=case_id,
+                k=k,
+                dimension=dim,
+                labeler=labeler,
+                value=float(str(form[f"dim:{dim}"])),
+                raw=str(form[f"dim:{dim}"]),
+                note=note,
+                judge_version=versions.get(dim, ""),
+                answer=answer.text if answer is not None else None,
+            )
+            for dim in sorted(versions)
+            if str(form.get(f"dim:{dim}", "")) in ("0", "1")
+        ]
+        labels.put(rows)
+        return RedirectResponse(
+            f"/label?run={quote(run_id)}&labeler={quote(labeler)}", status_code=303
+        )
+
+    async def agreement(request: Request) -> Response:
+        from ragjudge.calibrate.analyze import analyze
+        from ragjudge.calibrate.render import dimension_plots
+
+        p = request.query_params
+        run_id = store.resolve(p["run"]) if p.get("run") else latest()
+        stored = labels.labels(run_id)
+        report, dims = None, []
+        if stored:
+            report = analyze(label_set(stored, f"run store {store.path}"), data(run_id))
+            dims = [
+                {
+                    "rep": d,
+                    "plots": [(t, b64(png)) for t, png in dimension_plots(d, report.threshold)],
+                }
+                for d in report.dimensions
+            ]
+        return page(
+            request,
+            "agreement.html.j2",
+            run_id=run_id,
+            labels=stored,
+            r=report,
+            dims=dims,
+            fmt=fmt_value,
+            ci=fmt_ci,
+        )
+
+    async def export_labels(request: Request) -> Response:
+        run_id = store.resolve(request.query_params["run"])
+        return Response(
+            labels_csv(labels.labels(run_id)),
+            media_type="text/csv",
+            headers={"Content-Disposition": f'attachment; filename="labels-{run_id}.csv"'},
+        )
+
+    async def import_labels(request: Request, form: FormData) -> Response:
+        import tempfile
+
+        run_id = store.resolve(str(form["run"]))
+        upload = form.get("file")
+        if upload is None or isinstance(upload, str):
+            return PlainTextResponse("400: choose a CSV file", 400)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "labels.csv"
+            path.write_bytes(await upload.read())
+            import_csv(labels, run_id, path, str(form.get("labeler", "")) or "import")
+        return RedirectResponse(f"/agreement?run={quote(run_id)}", status_code=303)
+
+    async def failure(request: Request, exc: Exception) -> Response:
+        return PlainTextResponse(f"{exc}", 404 if isinstance(exc, RagjudgeError) else 500)
+
+    routes = [
+        Route("/", runs),
+        Route("/runs/{run}", run),
+        Route("/runs/{run}/cases", cases),
+        Route("/runs/{run}/cases/{case:path}", case),
+        Route("/runs/{run}/tag", _posted(csrf, tag), methods=["POST"]),
+        Route("/compare", compare),
+        Route("/history", history),
+        Route("/label", label),
+        Route("/label", _posted(csrf, save_label), methods=["POST"]),
+        Route("/agreement", agreement),
+        Route("/labels.csv", export_labels),
+        Route("/labels/import", _posted(csrf, import_labels), methods=["POST"]),
+        Mount("/static", StaticFiles(packages=[("ragjudge.ui", "static")]), name="static"),
+    ]
+    hosts = allowed_hosts or ["127.0.0.1", "localhost"]
+    middleware = [
+        Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
+        Middleware(_Guard, token=token, read_only=read_only),
+    ]
+    app = Starlette(
+        routes=routes,
+        middleware=middleware,
+        exception_handlers={RagjudgeError: failure, KeyError: failure},
+    )
+    app.state.csrf = csrf
+    return app

@@ -1,0 +1,95 @@
+"""Labels made in the ``ui`` as what ``ragjudge agree`` reads: a ``LabelSet`` for the agreement
+page (no file in between), the label CSV for export, and the import of such a CSV (or of a
+filled ``spot-check`` sheet) into the run store; and the Label page's queue, picked by the
+sampler ``spot-check`` uses (``calibrate.spotcheck.select_items``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from ragjudge.calibrate.labels import HumanLabel, LabelSet, infer_scale, load_labels
+from ragjudge.calibrate.source import RunData
+from ragjudge.calibrate.spotcheck import Pick, select_items
+from ragjudge.store import item_id, parse_item_id
+from ragjudge.store.labels import LabelStore, StoredLabel
+
+CSV_COLUMNS = (
+    "item_id",
+    "dimension",
+    "label",
+    "annotator",
+    "note",
+    "judge_version",
+    "labelled_at",
+    "answer",
+)
+
+
+def label_set(labels: list[StoredLabel], source: str) -> LabelSet:
+    """The stored labels as the ``LabelSet`` ``agree`` analyses (each dimension's scale
+    inferred from its raw values, as for a CSV)."""
+    human = [
+        HumanLabel(
+            item_id=item_id(lab.case_id, lab.k),
+            dimension=lab.dimension,
+            value=lab.value,
+            raw=lab.raw,
+            annotator=lab.labeler,
+            answer=lab.answer,
+            path=source,
+            line=i + 1,
+        )
+        for i, lab in enumerate(labels)
+    ]
+    dims = sorted({h.dimension for h in human})
+    scales = {d: infer_scale([h.raw for h in human if h.dimension == d]) for d in dims}
+    return LabelSet(path=source, labels=human, scales=scales)
+
+
+def labels_csv(labels: list[StoredLabel]) -> str:
+    """The labels as the CSV ``ragjudge agree --labels`` reads (one row per label)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for lab in labels:
+        w.writerow(
+            [
+                item_id(lab.case_id, lab.k),
+                lab.dimension,
+                lab.raw,
+                lab.labeler,
+                lab.note,
+                lab.judge_version,
+                lab.created_at,
+                lab.answer or "",
+            ]
+        )
+    return buf.getvalue()
+
+
+def import_csv(store: LabelStore, run_id: str, path: str | Path, labeler: str) -> int:
+    """Store the labels of a label CSV (``labels_csv``'s, or a filled spot-check sheet) for
+    ``run_id``; a row without an annotator is ``labeler``'s. Returns how many."""
+    rows = []
+    for h in load_labels(path).labels:
+        case_id, k = parse_item_id(h.item_id)
+        rows.append(
+            StoredLabel(
+                run_id=run_id,
+                case_id=case_id,
+                k=k,
+                dimension=h.dimension,
+                labeler=h.annotator or labeler,
+                value=h.value,
+                raw=h.raw,
+                answer=h.answer,
+            )
+        )
+    return store.put(rows)
+
+
+def queue(run: RunData, done: set[str], n: int = 20, seed: int = 0) -> list[Pick]:
+    """The next items to label: ``spot-check``'s selection without the items in ``done``."""
+    return select_items(run, n, exclude=done, seed=seed)

@@ -1,0 +1,30 @@
+// ragjudge ui: keyboard navigation on the Label page (no inline script: the CSP forbids it).
+// 1 / y = yes, 0 / n = no for the focused dimension (then the next one is focused);
+// Enter saves and goes to the next case; j / k = next / previous case without saving.
+document.addEventListener("keydown", (event) => {
+  const form = document.getElementById("label-form");
+  const tag = event.target.tagName;
+  if (!form || tag === "TEXTAREA" || tag === "INPUT" || tag === "SELECT") return;
+  const rows = Array.from(form.querySelectorAll("fieldset.dimension"));
+  if (!rows.length) return;
+  let current = rows.findIndex((r) => r.classList.contains("current"));
+  if (current < 0) current = 0;
+  const pick = (value) => {
+    const input = rows[current].querySelector(`input[value="${value}"]`);
+    if (input) input.checked = true;
+    rows[current].classList.remove("current");
+    current = Math.min(current + 1, rows.length - 1);
+    rows[current].classList.add("current");
+  };
+  const follow = (id) => {
+    const a = document.getElementById(id);
+    if (a) a.click();
+  };
+  if (event.key === "1" || event.key === "y") pick("1");
+  else if (event.key === "0" || event.key === "n") pick("0");
+  else if (event.key === "Enter") form.requestSubmit();
+  else if (event.key === "j") follow("next-case");
+  else if (event.key === "k") follow("prev-case");
+  else return;
+  event.preventDefault();
+});

@@ -1,0 +1,141 @@
+"""The ``ragjudge ui`` app over a real SQLite run store, through HTTP (Starlette's client):
+token and host checks, CSRF, read-only, labels stored with who/when/version, two labelers kept,
+export to the CSV ``ragjudge agree`` reads and import from it."""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from ragjudge.cli import app as cli
+from ragjudge.store import RunStore
+from ragjudge.store.labels import LabelStore
+from ragjudge.sweep.run import run_sweep
+from ragjudge.ui.app import create_app
+from ragjudge.ui.serve import is_loopback
+from tests.test_sweep_run import config, make_testset, parts
+
+LOCAL = "http://127.0.0.1"
+
+
+@pytest.fixture
+def stored(tmp_path) -> tuple[RunStore, str]:
+    store = RunStore(tmp_path / "runs.sqlite")
+    out = run_sweep(config(), store=store, components=parts(), testset=make_testset())
+    return store, out.run_id
+
+
+def _label(client: TestClient, csrf: str, run_id: str, labeler: str) -> str:
+    """Label the first item of ``labeler``'s queue yes on every dimension; its item id."""
+    page = client.get(f"/label?run={run_id}&labeler={labeler}").text
+    item = page.split('name="item_id" value="')[1].split('"')[0]
+    dims = {"dim:answer_relevancy": "1", "dim:faithfulness": "1", "dim:context_precision": "0"}
+    res = client.post(
+        "/label",
+        data={"csrf": csrf, "run": run_id, "labeler": labeler, "item_id": item, **dims},
+        follow_redirects=False,
+    )
+    assert res.status_code == 303
+    return item
+
+
+def test_every_page_answers_and_a_foreign_host_is_refused(stored):
+    store, run_id = stored
+    client = TestClient(create_app(store), base_url=LOCAL)
+    for path in (
+        "/",
+        f"/runs/{run_id}",
+        f"/runs/{run_id}/cases",
+        f"/runs/{run_id}/cases/q-copper",
+        f"/compare?run={run_id}&baseline={run_id}",
+        "/history",
+        f"/label?run={run_id}",
+        f"/agreement?run={run_id}",
+    ):
+        res = client.get(path)
+        assert res.status_code == 200, path
+        assert "script-src 'self'" in res.headers["content-security-policy"]
+    assert client.get("/", headers={"host": "evil.example"}).status_code == 400
+    assert client.get("/runs/nope").status_code == 404
+
+
+def test_token_is_required_off_loopback(stored):
+    store, _ = stored
+    client = TestClient(create_app(store, token="s3cret", allowed_hosts=["*"]), base_url=LOCAL)
+    assert client.get("/").status_code == 401
+    assert client.get("/?token=wrong").status_code == 401
+    assert client.get("/?token=s3cret").status_code == 200
+    assert client.get("/").status_code == 200  # the cookie carries it now
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
+    argv = [sys.executable, "-m", "ragjudge", "ui", "--store", str(store.path)]
+    argv += ["--host", "0.0.0.0", "--no-token", "--no-browser"]
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2 and "needs a token" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_csrf_and_read_only(stored):
+    store, run_id = stored
+    app = create_app(store)
+    client = TestClient(app, base_url=LOCAL)
+    res = client.post(f"/runs/{run_id}/tag", data={"tag": "baseline"})
+    assert res.status_code == 403 and store.find_by_tag("baseline") == []
+    res = client.post(
+        f"/runs/{run_id}/tag",
+        data={"tag": "baseline", "csrf": app.state.csrf},
+        follow_redirects=False,
+    )
+    assert res.status_code == 303 and [m.run_id for m in store.find_by_tag("baseline")] == [run_id]
+    ro = create_app(store, read_only=True)
+    res = TestClient(ro, base_url=LOCAL).post(
+        f"/runs/{run_id}/tag", data={"tag": "x", "csrf": ro.state.csrf}
+    )
+    assert res.status_code == 403 and store.find_by_tag("x") == []
+
+
+def test_labels_two_labelers_export_agree_and_import(stored, tmp_path):
+    store, run_id = stored
+    app = create_app(store)
+    client = TestClient(app, base_url=LOCAL)
+    first = _label(client, app.state.csrf, run_id, "ana")
+    assert _label(client, app.state.csrf, run_id, "ana") != first  # the queue moves on
+    assert _label(client, app.state.csrf, run_id, "bo") == first  # bo's queue starts the same
+    stored_labels = LabelStore(store).labels(run_id)
+    assert len(stored_labels) == 9
+    on_first = [s for s in stored_labels if f"{s.case_id}@k{s.k}" == first]
+    assert {s.labeler for s in on_first} == {"ana", "bo"}  # both kept
+    assert all(s.created_at and s.judge_version == "1" and s.answer for s in stored_labels)
+
+    page = client.get(f"/agreement?run={run_id}").text
+    assert "9 labels in the run store (2 labelers)" in page
+    exported = client.get(f"/labels.csv?run={run_id}").text
+    rows = list(csv.DictReader(io.StringIO(exported)))
+    assert len(rows) == 9 and {r["annotator"] for r in rows} == {"ana", "bo"}
+    path = tmp_path / "labels.csv"
+    path.write_text(exported, encoding="utf-8")
+    res = CliRunner().invoke(
+        cli, ["agree", "--labels", str(path), "--run", run_id, "--store", str(store.path)]
+    )
+    assert res.exit_code == 0, res.output
+    assert "faithfulness" in res.output
+
+    other = RunStore(tmp_path / "other.sqlite")
+    out = run_sweep(config(), store=other, components=parts(), testset=make_testset())
+    app2 = create_app(other)
+    res = TestClient(app2, base_url=LOCAL).post(
+        "/labels/import",
+        data={"csrf": app2.state.csrf, "run": out.run_id},
+        files={"file": ("labels.csv", exported.encode(), "text/csv")},
+        follow_redirects=False,
+    )
+    assert res.status_code == 303
+    imported = LabelStore(other).labels(out.run_id)
+    assert sorted((s.case_id, s.k, s.dimension, s.labeler, s.raw) for s in imported) == sorted(
+        (s.case_id, s.k, s.dimension, s.labeler, s.raw) for s in stored_labels
+    )
