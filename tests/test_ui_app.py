@@ -14,8 +14,7 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from ragjudge.cli import app as cli
-from ragjudge.store import RunStore
-from ragjudge.store.labels import LabelStore
+from ragjudge.store import RunStore, open_store
 from ragjudge.sweep.run import run_sweep
 from ragjudge.ui.app import create_app
 from ragjudge.ui.serve import is_loopback
@@ -26,7 +25,7 @@ LOCAL = "http://127.0.0.1"
 
 @pytest.fixture
 def stored(tmp_path) -> tuple[RunStore, str]:
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     out = run_sweep(config(), store=store, components=parts(), testset=make_testset())
     return store, out.run_id
 
@@ -65,7 +64,7 @@ def test_every_page_answers_and_a_foreign_host_is_refused(stored):
     assert client.get("/runs/nope").status_code == 404
 
 
-def test_token_is_required_off_loopback(stored):
+def test_token_is_required_off_loopback(stored, tmp_path):
     store, _ = stored
     client = TestClient(create_app(store, token="s3cret", allowed_hosts=["*"]), base_url=LOCAL)
     assert client.get("/").status_code == 401
@@ -73,7 +72,7 @@ def test_token_is_required_off_loopback(stored):
     assert client.get("/?token=s3cret").status_code == 200
     assert client.get("/").status_code == 200  # the cookie carries it now
     assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
-    argv = [sys.executable, "-m", "ragjudge", "ui", "--store", str(store.path)]
+    argv = [sys.executable, "-m", "ragjudge", "ui", "--store", str(tmp_path / "runs.sqlite")]
     argv += ["--host", "0.0.0.0", "--no-token", "--no-browser"]
     res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "needs a token" in res.stderr
@@ -106,11 +105,11 @@ def test_labels_two_labelers_export_agree_and_import(stored, tmp_path):
     first = _label(client, app.state.csrf, run_id, "ana")
     assert _label(client, app.state.csrf, run_id, "ana") != first  # the queue moves on
     assert _label(client, app.state.csrf, run_id, "bo") == first  # bo's queue starts the same
-    stored_labels = LabelStore(store).labels(run_id)
+    stored_labels = store.labels(run_id)
     assert len(stored_labels) == 9
     on_first = [s for s in stored_labels if f"{s.case_id}@k{s.k}" == first]
     assert {s.labeler for s in on_first} == {"ana", "bo"}  # both kept
-    assert all(s.created_at and s.judge_version == "1" and s.answer for s in stored_labels)
+    assert all(s.created_at and s.judge_version == "1" for s in stored_labels)
 
     page = client.get(f"/agreement?run={run_id}").text
     assert "9 labels in the run store (2 labelers)" in page
@@ -120,12 +119,13 @@ def test_labels_two_labelers_export_agree_and_import(stored, tmp_path):
     path = tmp_path / "labels.csv"
     path.write_text(exported, encoding="utf-8")
     res = CliRunner().invoke(
-        cli, ["agree", "--labels", str(path), "--run", run_id, "--store", str(store.path)]
+        cli,
+        ["agree", "--labels", str(path), "--run", run_id, "--store", str(tmp_path / "runs.sqlite")],
     )
     assert res.exit_code == 0, res.output
     assert "faithfulness" in res.output
 
-    other = RunStore(tmp_path / "other.sqlite")
+    other = open_store(tmp_path / "other.sqlite")
     out = run_sweep(config(), store=other, components=parts(), testset=make_testset())
     app2 = create_app(other)
     res = TestClient(app2, base_url=LOCAL).post(
@@ -135,7 +135,7 @@ def test_labels_two_labelers_export_agree_and_import(stored, tmp_path):
         follow_redirects=False,
     )
     assert res.status_code == 303
-    imported = LabelStore(other).labels(out.run_id)
-    assert sorted((s.case_id, s.k, s.dimension, s.labeler, s.raw) for s in imported) == sorted(
-        (s.case_id, s.k, s.dimension, s.labeler, s.raw) for s in stored_labels
+    imported = other.labels(out.run_id)
+    assert sorted((s.case_id, s.k, s.judge, s.labeler, s.raw) for s in imported) == sorted(
+        (s.case_id, s.k, s.judge, s.labeler, s.raw) for s in stored_labels
     )

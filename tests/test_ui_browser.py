@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ragjudge.schema import Document, TestCase, TestSet
-from ragjudge.store import RunStore
+from ragjudge.store import RunStore, open_store
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 try:
@@ -92,7 +92,7 @@ def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunSt
     home = tmp_path_factory.mktemp("home")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RAGJUDGE_HOME", str(home))
-        store = RunStore(home / "runs.sqlite")
+        store = open_store(home / "runs.sqlite")
         base = run_demo(home / "demo", cases=8, store=store).run_id
         cfg = demo_config()
         cfg = cfg.model_copy(
@@ -160,11 +160,9 @@ def test_a_user_path_runs_run_case_compare_label_agreement(demo_store, browser):
         assert page.locator("#history tbody tr").count() == 1
         _shot(page, "history")
 
-    from ragjudge.store.labels import LabelStore
-
-    stored = LabelStore(store).labels(current)
+    stored = store.labels(current)
     assert len(stored) == 25 and {s.labeler for s in stored} == {"ana"}
-    assert all(s.judge_version and s.answer for s in stored)
+    assert all(s.judge_version and s.created_at for s in stored)
 
 
 EVIL_DOC = (
@@ -189,7 +187,7 @@ def evil_store(tmp_path: Path) -> tuple[RunStore, str]:
             relevant={"copper-1": 2},
         )
     ]
-    store = RunStore(tmp_path / "runs.sqlite")
+    store = open_store(tmp_path / "runs.sqlite")
     testset = TestSet(name="evil<script>", documents=docs, cases=cases)
     out = run_sweep(config(), store=store, components=parts(), testset=testset)
     return store, out.run_id

@@ -8,7 +8,7 @@ probes and for spot-check sheets), and the run manifest when there is one.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -16,6 +16,9 @@ from ragjudge.errors import DataError, first_problem
 from ragjudge.io.rows import iter_jsonl
 from ragjudge.judges.items import item_from_row
 from ragjudge.schema import Answer, JudgeInput, JudgeResult, RunManifest
+
+if TYPE_CHECKING:
+    from ragjudge.store.view import RunView
 
 
 class RunData(BaseModel):
@@ -138,11 +141,18 @@ def _why(exc: Exception) -> str:
 def from_store(run: str, store_path: str | Path | None = None) -> RunData:
     """Load a run (full id, unique prefix, or ``latest``) from the run store, with the
     questions and references of its stored test cases."""
-    from ragjudge.store import item_id, open_store
+    from ragjudge.store import open_store
     from ragjudge.store.view import RunView
 
     with open_store(store_path, must_exist=True) as store:
         view = RunView.read(store, store.resolve(run))
+    return from_view(view)
+
+
+def from_view(view: RunView) -> RunData:
+    """A stored run, read whole (``RunView``), as the items calibration reads."""
+    from ragjudge.store import item_id
+
     return RunData(
         source=view.run_id,
         results=[

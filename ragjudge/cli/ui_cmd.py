@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 
 def ui(
-    store_path: Path | None = typer.Option(None, "--store", help="Run store file (default: home)."),
+    store_path: str | None = typer.Option(
+        None, "--store", help="Run store: a SQLite file or a postgresql:// URL (default: home)."
+    ),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to serve; any other than loopback needs a token."
     ),
@@ -26,10 +26,10 @@ def ui(
 ) -> None:
     """Browse runs, read a case's evidence, compare runs, follow the nightly history and label
     spot-checks in the browser. Serves http://127.0.0.1:PORT and opens it."""
-    from ragjudge.store import RunStore
+    from ragjudge.store import open_store
     from ragjudge.ui.serve import serve
 
-    store = RunStore.existing(store_path)
+    store = open_store(store_path, must_exist=True)
     serve(
         store,
         host=host,

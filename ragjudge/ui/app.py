@@ -33,11 +33,10 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from ragjudge.calibrate.render import b64, fmt_ci, fmt_value
-from ragjudge.calibrate.source import RunData, from_store
+from ragjudge.calibrate.source import RunData, from_view
 from ragjudge.errors import RagjudgeError
 from ragjudge.render import render
-from ragjudge.store import RunStore, item_id, parse_item_id
-from ragjudge.store.labels import LabelStore, StoredLabel
+from ragjudge.store import RunStore, StoredLabel, parse_item_id
 from ragjudge.ui.labels import import_csv, label_set, labels_csv, queue
 from ragjudge.ui.pages import Pages
 
@@ -47,6 +46,7 @@ CSP = (
     "frame-ancestors 'none'"
 )
 TOKEN_COOKIE = "ragjudge_token"
+RUNS_PER_PAGE = 25
 
 
 class _Guard(BaseHTTPMiddleware):
@@ -124,16 +124,21 @@ def create_app(
 
     async def runs(request: Request) -> Response:
         p = request.query_params
-        rows = pages.runs(
-            q=p.get("q", ""), status=p.get("status", ""), sort=p.get("sort", "started")
-        )
+        q, status, sort = p.get("q", ""), p.get("status", ""), p.get("sort", "started")
+        rows = pages.runs(q=q, status=status, sort=sort)
+        n_pages = max(1, -(-len(rows) // RUNS_PER_PAGE))
+        at = min(max(_int(p.get("page")) or 1, 1), n_pages)
+        shown = [pages.best_k(r) for r in rows[(at - 1) * RUNS_PER_PAGE : at * RUNS_PER_PAGE]]
         return page(
             request,
             "runs.html.j2",
-            rows=rows,
-            q=p.get("q", ""),
-            status=p.get("status", ""),
-            sort=p.get("sort", "started"),
+            rows=shown,
+            q=q,
+            status=status,
+            sort=sort,
+            page_no=at,
+            pages=n_pages,
+            total=len(rows),
         )
 
     async def run(request: Request) -> Response:
@@ -195,12 +200,11 @@ def create_app(
         store.tag(run_id, name, str(form.get("value", "")))
         return RedirectResponse(str(form.get("next") or "/"), status_code=303)
 
-    labels = LabelStore(store)
     run_data: dict[str, RunData] = {}
 
     def data(run_id: str) -> RunData:
         if run_id not in run_data:
-            run_data[run_id] = from_store(run_id, store.path)
+            run_data[run_id] = from_view(pages.view(run_id))
         return run_data[run_id]
 
     def latest() -> str:
@@ -212,8 +216,8 @@ def create_app(
         run_id = store.resolve(p["run"]) if p.get("run") else latest()
         labeler = p.get("labeler", "").strip()
         rd = data(run_id)
-        mine = [lab for lab in labels.labels(run_id) if lab.labeler == labeler]
-        done = {item_id(lab.case_id, lab.k) for lab in mine}
+        mine = [lab for lab in store.labels(run_id) if lab.labeler == labeler]
+        done = {lab.item_id for lab in mine}
         picks = queue(rd, done) if labeler else []
         pick = picks[0] if picks else None
         item = None
@@ -250,7 +254,6 @@ def create_app(
             return PlainTextResponse("400: give a labeler name", 400)
         case_id, k = parse_item_id(str(form["item_id"]))
         rd = data(run_id)
-        answer = rd.answers.get(item_id(case_id, k))
         versions = {r.judge: r.judge_version for r in rd.results}
         note = str(form.get("note", ""))
         rows = [
@@ -258,18 +261,18 @@ def create_app(
                 run_id=run_id,
                 case_id=case_id,
                 k=k,
-                dimension=dim,
+                judge=dim,
                 labeler=labeler,
                 value=float(str(form[f"dim:{dim}"])),
                 raw=str(form[f"dim:{dim}"]),
+                scale="binary",
                 note=note,
-                judge_version=versions.get(dim, ""),
-                answer=answer.text if answer is not None else None,
+                judge_version=versions.get(dim),
             )
             for dim in sorted(versions)
             if str(form.get(f"dim:{dim}", "")) in ("0", "1")
         ]
-        labels.put(rows)
+        store.add_labels(rows)
         return RedirectResponse(
             f"/label?run={quote(run_id)}&labeler={quote(labeler)}", status_code=303
         )
@@ -280,10 +283,10 @@ def create_app(
 
         p = request.query_params
         run_id = store.resolve(p["run"]) if p.get("run") else latest()
-        stored = labels.labels(run_id)
+        stored = store.labels(run_id)
         report, dims = None, []
         if stored:
-            report = analyze(label_set(stored, f"run store {store.path}"), data(run_id))
+            report = analyze(label_set(stored, f"run store {store.location}"), data(run_id))
             dims = [
                 {
                     "rep": d,
@@ -305,7 +308,7 @@ def create_app(
     async def export_labels(request: Request) -> Response:
         run_id = store.resolve(request.query_params["run"])
         return Response(
-            labels_csv(labels.labels(run_id)),
+            labels_csv(store.labels(run_id)),
             media_type="text/csv",
             headers={"Content-Disposition": f'attachment; filename="labels-{run_id}.csv"'},
         )
@@ -320,7 +323,7 @@ def create_app(
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "labels.csv"
             path.write_bytes(await upload.read())
-            import_csv(labels, run_id, path, str(form.get("labeler", "")) or "import")
+            import_csv(store, run_id, path, str(form.get("labeler", "")) or "import")
         return RedirectResponse(f"/agreement?run={quote(run_id)}", status_code=303)
 
     async def failure(request: Request, exc: Exception) -> Response:

@@ -12,8 +12,7 @@ from pathlib import Path
 from ragjudge.calibrate.labels import HumanLabel, LabelSet, infer_scale, load_labels
 from ragjudge.calibrate.source import RunData
 from ragjudge.calibrate.spotcheck import Pick, select_items
-from ragjudge.store import item_id, parse_item_id
-from ragjudge.store.labels import LabelStore, StoredLabel
+from ragjudge.store import RunStore, StoredLabel, parse_item_id
 
 CSV_COLUMNS = (
     "item_id",
@@ -23,7 +22,6 @@ CSV_COLUMNS = (
     "note",
     "judge_version",
     "labelled_at",
-    "answer",
 )
 
 
@@ -32,12 +30,11 @@ def label_set(labels: list[StoredLabel], source: str) -> LabelSet:
     inferred from its raw values, as for a CSV)."""
     human = [
         HumanLabel(
-            item_id=item_id(lab.case_id, lab.k),
-            dimension=lab.dimension,
+            item_id=lab.item_id,
+            dimension=lab.judge,
             value=lab.value,
             raw=lab.raw,
             annotator=lab.labeler,
-            answer=lab.answer,
             path=source,
             line=i + 1,
         )
@@ -56,38 +53,38 @@ def labels_csv(labels: list[StoredLabel]) -> str:
     for lab in labels:
         w.writerow(
             [
-                item_id(lab.case_id, lab.k),
-                lab.dimension,
+                lab.item_id,
+                lab.judge,
                 lab.raw,
                 lab.labeler,
                 lab.note,
-                lab.judge_version,
+                lab.judge_version or "",
                 lab.created_at,
-                lab.answer or "",
             ]
         )
     return buf.getvalue()
 
 
-def import_csv(store: LabelStore, run_id: str, path: str | Path, labeler: str) -> int:
+def import_csv(store: RunStore, run_id: str, path: str | Path, labeler: str) -> int:
     """Store the labels of a label CSV (``labels_csv``'s, or a filled spot-check sheet) for
     ``run_id``; a row without an annotator is ``labeler``'s. Returns how many."""
     rows = []
-    for h in load_labels(path).labels:
+    label_file = load_labels(path)
+    for h in label_file.labels:
         case_id, k = parse_item_id(h.item_id)
         rows.append(
             StoredLabel(
                 run_id=run_id,
                 case_id=case_id,
                 k=k,
-                dimension=h.dimension,
+                judge=h.dimension,
                 labeler=h.annotator or labeler,
                 value=h.value,
                 raw=h.raw,
-                answer=h.answer,
+                scale=label_file.scales.get(h.dimension),
             )
         )
-    return store.put(rows)
+    return len(store.add_labels(rows))
 
 
 def queue(run: RunData, done: set[str], n: int = 20, seed: int = 0) -> list[Pick]:

@@ -35,7 +35,8 @@ class RunRow(BaseModel):
     judged: int
     coverage: float | None
     """Judge results with a score / judge results stored."""
-    best_k: int | None
+    best_k: int | None = None
+    """Filled for the rows shown (``Pages.best_k``): choosing k analyses the whole run."""
 
 
 class Doc(BaseModel):
@@ -186,9 +187,6 @@ class Pages:
             counts = self.store.counts(m.run_id)
             view = self.view(m.run_id)
             scored = sum(r.score is not None for r in view.results.values())
-            best = None
-            if m.status == "finished" and view.results:
-                best = self.summary(m.run_id).choice.best_k
             rows.append(
                 RunRow(
                     run_id=m.run_id,
@@ -201,7 +199,6 @@ class Pages:
                     answers=counts["answers"],
                     judged=counts["judge_results"],
                     coverage=scored / len(view.results) if view.results else None,
-                    best_k=best,
                 )
             )
         key = {
@@ -212,6 +209,12 @@ class Pages:
             "coverage": lambda r: r.coverage or 0.0,
         }.get(sort.lstrip("-"), lambda r: r.started_at)
         return sorted(rows, key=key, reverse=sort.startswith("-") or sort == "started")
+
+    def best_k(self, row: RunRow) -> RunRow:
+        """The row with its chosen k (finished runs with judge results)."""
+        if row.status != "finished" or not row.judged:
+            return row
+        return row.model_copy(update={"best_k": self.summary(row.run_id).choice.best_k})
 
     def statuses(self, run_id: str) -> dict[str, dict[str, int]]:
         """judge -> status -> count over every stored result."""
