@@ -139,3 +139,35 @@ def test_labels_two_labelers_export_agree_and_import(stored, tmp_path):
     assert sorted((s.case_id, s.k, s.judge, s.labeler, s.raw) for s in imported) == sorted(
         (s.case_id, s.k, s.judge, s.labeler, s.raw) for s in stored_labels
     )
+
+
+def test_case_explorer_filters_and_moved_most(stored, tmp_path):
+    from ragjudge.ui.pages import Pages
+
+    store, run_id = stored
+    # a second run whose faithfulness dropped on q-tin only
+    other = run_sweep(config(), store=store, components=parts(), testset=make_testset(), new=True)
+    rows = store.judge_results(other.run_id)
+    worse = [
+        r._replace(result=r.result.model_copy(update={"score": 0.0}))
+        for r in rows
+        if r.judge == "faithfulness" and r.case_id == "q-tin"
+    ]
+    store.put_judge_results(other.run_id, worse)
+    pages = Pages(store)
+    e = pages.explorer(other.run_id, k=2, judge="faithfulness", baseline=run_id)
+    assert e.rows[0].case_id == "q-tin" and e.rows[0].moved is not None and e.rows[0].moved < 0
+    found = pages.explorer(other.run_id, k=2, q="COPPER").rows  # question or answer text
+    answers = {c: a.text for (c, k), a in pages.view(other.run_id).answers.items() if k == 2}
+    assert "q-copper" in {r.case_id for r in found} and len(found) < 7
+    assert all("copper" in (r.question + answers[r.case_id]).lower() for r in found)
+    assert all(
+        r.scores["faithfulness"] is not None and r.scores["faithfulness"] >= 0.5
+        for r in pages.explorer(other.run_id, k=2, judge="faithfulness", lo=0.5).rows
+    )
+    failed = pages.explorer(other.run_id, k=2, judge="context_precision", status="failed")
+    assert all(r.statuses["context_precision"] == "failed" for r in failed.rows)
+    page = TestClient(create_app(store), base_url=LOCAL).get(
+        f"/runs/{other.run_id}/cases?k=2&judge=faithfulness&baseline={run_id}"
+    )
+    assert page.text.index("q-tin") < page.text.index("q-copper")
