@@ -197,7 +197,7 @@ def test_what_a_label_row_needs_is_what_its_judge_reads(tmp_path: Path) -> None:
 
 
 def test_labels_are_read_as_agree_reads_them(tmp_path: Path) -> None:
-    """fit-judges reads a label file through ``calibrate.labels.label_rows``: a quote left open
+    """fit-judges reads a label file through ``io.rows.label_rows``: a quote left open
     is an error at the row's first line (it used to swallow the next row into a cell), and a
     CSV with another suffix is still CSV."""
     head = "dimension,question,answer,label\n"

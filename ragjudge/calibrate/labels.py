@@ -24,14 +24,14 @@ Values are stored in native units: binary 0/1, ordinal 1..5, continuous [0, 1], 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import DataError
-from ragjudge.io.rows import iter_csv, iter_jsonl
+from ragjudge.io.rows import label_rows
 
 Scale = Literal["binary", "ordinal", "continuous", "pairwise"]
 SCALES: tuple[str, ...] = get_args(Scale)
@@ -121,25 +121,6 @@ def consensus(values: Sequence[float], scale: Scale | None = None) -> float:
 
 
 # ----------------------------------------------------------------------------- reading
-
-
-def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, row) of every row of a label file or spot-check sheet: the one reader of
-    their rows (``load_labels``, ``fit-judges`` and ``--rejudge`` all read through it).
-
-    JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (``io.rows.iter_jsonl``:
-    blank lines skipped), else CSV with a header row (``io.rows.iter_csv``); either may start
-    with a byte-order mark.
-    The line is the physical line a row starts on (an editor's line number: the header's and
-    the cells' quoted line breaks and blank lines count; a sheet's contexts cell spans several).
-    A missing file, a line that is not a JSON object, a CSV quote left open and a CSV row with
-    more or fewer cells than its header (ragged) are ``DataError``s naming the file and line."""
-    if not path.is_file():
-        raise DataError("label file not found", path=path)
-    if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
-        yield from iter_jsonl(path)
-        return
-    yield from iter_csv(path)
 
 
 def _text(row: dict[str, Any], key: str) -> str:

@@ -19,7 +19,6 @@ again from what the sheet shows (``agree --rejudge``), without the run.
 from __future__ import annotations
 
 import csv
-import re
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
@@ -28,9 +27,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import DataError
+from ragjudge.io.rows import label_rows, split_contexts
 from ragjudge.schema import Answer, JudgeInput
 
-from .labels import label_rows
 from .source import RunData
 
 SHEET_COLUMNS = (
@@ -161,19 +160,6 @@ def write_sheet(
                 )
                 rows += 1
     return rows
-
-
-_CONTEXT_MARK = re.compile(r"(?:^|\n\n)\[(\d+)\] ")
-
-
-def split_contexts(cell: str) -> list[str]:
-    """Inverse of the sheet's ``contexts`` cell: ``"[1] a\\n\\n[2] b"`` -> ``["a", "b"]``."""
-    marks: list[re.Match[str]] = []
-    for m in _CONTEXT_MARK.finditer(cell):
-        if int(m.group(1)) == len(marks) + 1:  # "[n]" inside a context is text, not a mark
-            marks.append(m)
-    ends = [m.start() for m in marks[1:]] + ([len(cell)] if marks else [])
-    return [cell[m.end() : end] for m, end in zip(marks, ends, strict=True)]
 
 
 def read_sheet_inputs(path: str | Path) -> dict[str, JudgeInput]:

@@ -3,7 +3,9 @@
 Every reader yields ``(line, row)`` with 1-based physical line numbers (for CSV, the line on
 which the record starts; for a JSON array, the item's 1-based position). Missing files,
 undecodable bytes, malformed JSON and ragged CSV rows raise ``DataError`` naming file and line.
-Files ending in ``.gz`` are decompressed transparently.
+Files ending in ``.gz`` are decompressed transparently. ``label_rows`` reads a label file or a
+filled spot-check sheet (the one reader of their rows); ``split_contexts`` reads a sheet's
+numbered ``contexts`` cell (both here, below the calibration and the judges that read them).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import csv
 import gzip
 import io
 import json
+import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -197,3 +200,35 @@ def pick_field(
             line=line,
         )
     return None
+
+
+def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, row) of every row of a label file or spot-check sheet: the one reader of
+    their rows (``load_labels``, ``fit-judges`` and ``--rejudge`` all read through it).
+
+    JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (``io.rows.iter_jsonl``:
+    blank lines skipped), else CSV with a header row (``io.rows.iter_csv``); either may start
+    with a byte-order mark.
+    The line is the physical line a row starts on (an editor's line number: the header's and
+    the cells' quoted line breaks and blank lines count; a sheet's contexts cell spans several).
+    A missing file, a line that is not a JSON object, a CSV quote left open and a CSV row with
+    more or fewer cells than its header (ragged) are ``DataError``s naming the file and line."""
+    if not path.is_file():
+        raise DataError("label file not found", path=path)
+    if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
+        yield from iter_jsonl(path)
+        return
+    yield from iter_csv(path)
+
+
+_CONTEXT_MARK = re.compile(r"(?:^|\n\n)\[(\d+)\] ")
+
+
+def split_contexts(cell: str) -> list[str]:
+    """Inverse of the sheet's ``contexts`` cell: ``"[1] a\\n\\n[2] b"`` -> ``["a", "b"]``."""
+    marks: list[re.Match[str]] = []
+    for m in _CONTEXT_MARK.finditer(cell):
+        if int(m.group(1)) == len(marks) + 1:  # "[n]" inside a context is text, not a mark
+            marks.append(m)
+    ends = [m.start() for m in marks[1:]] + ([len(cell)] if marks else [])
+    return [cell[m.end() : end] for m, end in zip(marks, ends, strict=True)]

@@ -63,8 +63,8 @@ from typing import Any
 
 import numpy as np
 
-from ragjudge.calibrate.labels import label_rows
 from ragjudge.errors import DataError
+from ragjudge.io.rows import label_rows, split_contexts
 from ragjudge.judges.offline.embed import EmbeddingCache, shared_cache
 from ragjudge.judges.offline.features import (
     CHUNK_FEATURES,
@@ -137,8 +137,6 @@ def parse_label(raw: Any) -> int:
 def _contexts_cell(text: str, path: Path, line: int) -> list[str]:
     """A CSV ``contexts`` cell: a JSON list, a spot-check sheet's numbered contexts
     (``"[1] a\\n\\n[2] b"``), or one plain context."""
-    from ragjudge.calibrate.spotcheck import split_contexts
-
     if text.startswith("[1] "):
         return split_contexts(text)
     if text.startswith("["):
