@@ -24,8 +24,9 @@ LOCAL = "http://127.0.0.1"
 
 
 @pytest.fixture
-def stored(tmp_path) -> tuple[RunStore, str]:
-    store = open_store(tmp_path / "runs.sqlite")
+def stored(store_url) -> tuple[RunStore, str]:
+    """A finished run in a SQLite store, then in a PostgreSQL one (``store_url``)."""
+    store = open_store(store_url)
     out = run_sweep(config(), store=store, components=parts(), testset=make_testset())
     return store, out.run_id
 
@@ -64,7 +65,7 @@ def test_every_page_answers_and_a_foreign_host_is_refused(stored):
     assert client.get("/runs/nope").status_code == 404
 
 
-def test_token_is_required_off_loopback(stored, tmp_path):
+def test_token_is_required_off_loopback(stored, store_url):
     store, _ = stored
     client = TestClient(create_app(store, token="s3cret", allowed_hosts=["*"]), base_url=LOCAL)
     assert client.get("/").status_code == 401
@@ -72,7 +73,7 @@ def test_token_is_required_off_loopback(stored, tmp_path):
     assert client.get("/?token=s3cret").status_code == 200
     assert client.get("/").status_code == 200  # the cookie carries it now
     assert is_loopback("127.0.0.1") and is_loopback("::1") and not is_loopback("0.0.0.0")
-    argv = [sys.executable, "-m", "ragjudge", "ui", "--store", str(tmp_path / "runs.sqlite")]
+    argv = [sys.executable, "-m", "ragjudge", "ui", "--store", store_url]
     argv += ["--host", "0.0.0.0", "--no-token", "--no-browser"]
     res = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert res.returncode == 2 and "needs a token" in res.stderr
@@ -98,7 +99,7 @@ def test_csrf_and_read_only(stored):
     assert res.status_code == 403 and store.find_by_tag("x") == []
 
 
-def test_labels_two_labelers_export_agree_and_import(stored, tmp_path):
+def test_labels_two_labelers_export_agree_and_import(stored, store_url, tmp_path):
     store, run_id = stored
     app = create_app(store)
     client = TestClient(app, base_url=LOCAL)
@@ -120,7 +121,7 @@ def test_labels_two_labelers_export_agree_and_import(stored, tmp_path):
     path.write_text(exported, encoding="utf-8")
     res = CliRunner().invoke(
         cli,
-        ["agree", "--labels", str(path), "--run", run_id, "--store", str(tmp_path / "runs.sqlite")],
+        ["agree", "--labels", str(path), "--run", run_id, "--store", store_url],
     )
     assert res.exit_code == 0, res.output
     assert "faithfulness" in res.output

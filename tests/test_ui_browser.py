@@ -173,7 +173,8 @@ EVIL_DOC = (
 
 
 @pytest.fixture
-def evil_store(tmp_path: Path) -> tuple[RunStore, str]:
+def evil_store(store_url: str) -> tuple[RunStore, str]:
+    """A run whose documents and question carry script, in SQLite, then in PostgreSQL."""
     from ragjudge.sweep.run import run_sweep
     from tests.test_sweep_run import config, parts
 
@@ -187,7 +188,7 @@ def evil_store(tmp_path: Path) -> tuple[RunStore, str]:
             relevant={"copper-1": 2},
         )
     ]
-    store = open_store(tmp_path / "runs.sqlite")
+    store = open_store(store_url)
     testset = TestSet(name="evil<script>", documents=docs, cases=cases)
     out = run_sweep(config(), store=store, components=parts(), testset=testset)
     return store, out.run_id

@@ -138,6 +138,7 @@ class Pages:
         self._lock = Lock()
         self._views: dict[tuple[str, str], RunView] = {}
         self._summaries: dict[tuple[str, str], SweepSummary] = {}
+        self._index: dict[tuple[str, str], tuple[list[str], list[str], list[int], list[str]]] = {}
 
     def manifest(self, ref: str) -> RunManifest:
         return self.store.manifest(self.store.resolve(ref))
@@ -148,6 +149,20 @@ class Pages:
             if key not in self._views:
                 self._views[key] = RunView.read(self.store, run_id)
             return self._views[key]
+
+    def index(self, run_id: str) -> tuple[list[str], list[str], list[int], list[str]]:
+        """The run's case ids, judges, ks and retrieval metrics (each a pass over the run, so
+        cached)."""
+        key = (run_id, self.store.manifest(run_id).status)
+        with self._lock:
+            cached = self._index.get(key)
+        if cached is None:
+            view = self.view(run_id)
+            ks = sorted({k for (_, k) in view.answers})
+            cached = (view.cases, view.judges, ks, view.retrieval_metrics)
+            with self._lock:
+                self._index[key] = cached
+        return cached
 
     def summary(self, run_id: str) -> SweepSummary:
         """The run's sweep summary, as ``ragjudge runs show`` computes it."""
@@ -228,7 +243,8 @@ class Pages:
         tc = view.testcases.get(case_id)
         relevant = dict(tc.relevant) if tc is not None else {}
         ranking = view.rankings.get(case_id)
-        ks = sorted({k for (c, k) in view.answers if c == case_id})
+        _, judges, all_ks, metrics = self.index(run_id)
+        ks = [k for k in all_ks if (case_id, k) in view.answers]
         columns = []
         for k in ks:
             answer = view.answers.get((case_id, k))
@@ -257,12 +273,12 @@ class Pages:
                     abstained=answer.abstained if answer is not None else False,
                     judges=[
                         _judge_cell(j, view.results[(j, k, case_id)], answer)
-                        for j in view.judges
+                        for j in judges
                         if (j, k, case_id) in view.results
                     ],
                     retrieval={
                         m: view.retrieval[(m, k, case_id)]
-                        for m in view.retrieval_metrics
+                        for m in metrics
                         if (m, k, case_id) in view.retrieval
                     },
                 )
@@ -294,16 +310,15 @@ class Pages:
         status and score range; with a baseline, sorted by how far ``judge`` (default: the
         first judge) moved, largest drop first."""
         view = self.view(run_id)
-        ks = sorted({kk for (_, kk) in view.answers})
+        cases, judges, ks, _ = self.index(run_id)
         if k is None:
             best = self.summary(run_id).choice.best_k if view.results else None
             k = best if best is not None else (ks[-1] if ks else 0)
-        judges = view.judges
         focus = judge or (judges[0] if judges else "")
         base_view = self.view(baseline) if baseline else None
         questions = view.questions
         rows = []
-        for case_id in view.cases:
+        for case_id in cases:
             question = questions.get(case_id, "")
             if q and q.lower() not in f"{case_id} {question}".lower():
                 answer = view.answers.get((case_id, k))
