@@ -18,6 +18,7 @@ PostgreSQL is a server this script starts from the Debian binaries, as the tests
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -146,6 +147,7 @@ def main() -> None:
                 print(f"{name:>8}: {list_runs(make(), 1000) * 1000:.0f} ms")
     finally:
         server.stop("immediate")
+        shutil.rmtree(server.root, ignore_errors=True)
 
 
 if __name__ == "__main__":
