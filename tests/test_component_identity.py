@@ -125,8 +125,12 @@ def test_a_resume_across_a_helper_edit_is_refused_naming_the_component(
     said = " ".join(err.split())
     assert code == 2 and f"refusing to resume run {first.run_id}" in said, said
     assert f"the code of retriever {parts}:retrieve changed" in said, said
-    code, err = sweep()  # the same command again: a new run, not the old numbers
-    assert code == 0 and "resuming" not in err, err
+    code, err = sweep()  # the same command again: a new run, not the old numbers, and why
+    said = " ".join(err.split())
+    assert code == 0 and "resuming run" not in said, err
+    assert f"not resuming unfinished run {first.run_id}: the code of " in said, said
+    assert f"the code of retriever {parts}:retrieve changed" in said
+    assert "the code of judge brief changed" in said
     with open_store() as store:
         runs = store.list_runs()
     assert len(runs) == 2 and runs[-1].run_id != first.run_id

@@ -62,7 +62,8 @@ def changed_components(old: RunManifest, new: RunManifest) -> list[str]:
         if before[role] != after[role]:
             name, _, was = str(before[role]).rpartition("@")
             now = str(after[role]).rpartition("@")[2]
-            out.append(f"the code of {role.replace(':', ' ')} {name} changed ({was} -> {now})")
+            part = role.partition(":")[0]  # judge:NAME -> judge
+            out.append(f"the code of {part} {name} changed ({was} -> {now})")
     return out
 
 
@@ -76,6 +77,20 @@ def check_resumable(old: RunManifest, new: RunManifest) -> None:
             + "\n  ".join(changed_components(old, new) + changes)
             + "\nrun without --resume to start a new run with the new configuration"
         )
+
+
+def code_change_note(store: RunStore, fresh: RunManifest) -> str | None:
+    """Why the newest unfinished run on the same data is not resumed when the code of a
+    custom part changed since (``changed_components``): the line to print as a new run
+    starts, or None."""
+    for m in reversed(store.list_runs()):
+        if m.status == "finished" or m.dataset_hash != fresh.dataset_hash:
+            continue
+        changes = changed_components(m, fresh)
+        if changes and _identity(m) != _identity(fresh):
+            return f"not resuming unfinished run {m.run_id}: {'; '.join(changes)}; a new run starts"
+        return None
+    return None
 
 
 def select_run(

@@ -31,7 +31,12 @@ from ragjudge.sweep.components import Components, build_components
 from ragjudge.sweep.config import SweepConfig, stored_config
 from ragjudge.sweep.data import check_ks, load_dataset
 from ragjudge.sweep.execute import Executor, Progress, build_executor
-from ragjudge.sweep.identity import fresh_manifest, run_definition, select_run
+from ragjudge.sweep.identity import (
+    code_change_note,
+    fresh_manifest,
+    run_definition,
+    select_run,
+)
 from ragjudge.sweep.plan import plan_answers, plan_judging
 from ragjudge.sweep.stages import StageFailedError, judging_failure
 
@@ -209,9 +214,11 @@ async def arun_sweep(
     definition = run_definition(config, comp)  # the config as given, before the names below
     recipe = config if components is None else None  # what a Ray worker builds its parts from
     config = _judges_that_run(config, comp)
-    manifest, resumed = select_run(
-        store, fresh_manifest(definition, config, comp, testset, tags), resume=resume, new=new
-    )
+    fresh = fresh_manifest(definition, config, comp, testset, tags)
+    note = code_change_note(store, fresh) if resume is None and not new else None
+    manifest, resumed = select_run(store, fresh, resume=resume, new=new)
+    if note is not None and not resumed:
+        say(note)
     run_id = manifest.run_id
     with store.lease(run_id):
         if resumed:
