@@ -230,6 +230,10 @@ def test_llm_judges_calls_reach_the_run_ledger(tmp_path, llm_env):
     )  # fmt: skip
     assert out.status == "finished"
     sent = len(llm_env.chat_requests())
-    calls = [e for e in store.ledger(out.run_id) if e.kind == "call" and not e.cached]
+    calls = [
+        e
+        for e in store.ledger(out.run_id)
+        if e.kind == "call" and not e.cached and "preflight" not in e.tags
+    ]
     assert sent == 2 and len(calls) == sent
     assert store.manifest(out.run_id).used_models().judge == "fake-model"

@@ -191,15 +191,10 @@ def test_judge_llm_with_no_usable_endpoint_says_why_and_exits_2(tmp_path: Path) 
         env={**fast, "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "OPENAI_API_KEY": "sk-x"},
     )
     assert res.returncode == 2, res.stdout + res.stderr
-    assert "faithfulness scored 0/2 (0%, floor 50%); provider_error x2:" in " ".join(
-        res.stderr.split()
-    )
-    assert "faithfulness: provider_error x2:" in res.stdout
-    assert "Traceback" not in res.stderr
-    assert [json.loads(line)["judges"]["faithfulness"]["status"] for line in out.open()] == [
-        "provider_error",
-        "provider_error",
-    ]
+    line = " ".join(res.stderr.split())
+    assert "error: pre-flight call to model" in line and "cannot reach the LLM endpoint" in line
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert not out.exists()  # found before any row was judged
     with FakeLLMServer(api_key="sk-right") as srv:
         res = run_cli(
             *base,
@@ -208,6 +203,6 @@ def test_judge_llm_with_no_usable_endpoint_says_why_and_exits_2(tmp_path: Path) 
             env={**fast, "OPENAI_BASE_URL": srv.base_url, "OPENAI_API_KEY": "sk-wrong-key"},
         )
     assert res.returncode == 2, res.stdout + res.stderr
-    text = " ".join(res.stdout.split())
-    assert "faithfulness: provider_error x2:" in text and "answer_relevancy: provider_error" in text
+    assert srv.stats()["preflight"] == 1 and srv.stats()["chat_requests"] == 0
+    assert "rejected the API key (401" in " ".join(res.stderr.split())
     assert "API key" in res.stdout + res.stderr and "sk-wrong-key" not in res.stdout + res.stderr

@@ -95,3 +95,14 @@ def test_evaluate_whose_every_reply_is_unparseable_raises(llm_env: FakeLLMServer
     llm_env.set_faults(None)
     res = evaluate(ROWS, ["answer_relevancy"], backend="llm")
     assert res.aggregates["answer_relevancy"].n_scored == 4
+
+
+def test_a_misconfigured_endpoint_is_found_by_one_preflight_call(llm_env: FakeLLMServer) -> None:
+    llm_env.models = ["the-served-model"]  # the environment asks for fake-model: 404
+    with pytest.raises(ConfigError) as exc:
+        evaluate(ROWS, ["answer_relevancy", "faithfulness"], backend="llm")
+    msg = str(exc.value)
+    assert msg.startswith("pre-flight call to model 'fake-model' at http://127.0.0.1:")
+    assert "not found" in msg and "\n" not in msg
+    # one call for the one (endpoint, model) of both judges; no judge call was sent
+    assert llm_env.stats()["preflight"] == 1 and llm_env.stats()["chat_requests"] == 0

@@ -116,10 +116,31 @@ def test_a_killed_sweep_left_its_requests_in_flight_in_the_ledger_and_resumes(
         store = open_store(tmp_path / "home" / "runs.sqlite")
         (run,) = store.list_runs()
         ledger = store.ledger(run.run_id)
-        sent = sum(e.kind == "sent" for e in ledger)
+        sent = sum(e.kind == "sent" and "preflight" not in e.tags for e in ledger)
         answered = sum(e.kind == "attempt" for e in ledger)
         assert seen >= 4 and sent == seen and answered < sent
         done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     (run,) = open_store(tmp_path / "home" / "runs.sqlite").list_runs()
     assert run.status == "finished"
+
+
+def test_judge_writes_its_ledger(llm_env: FakeLLMServer, tmp_path: Path) -> None:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from ragjudge.llm import Ledger
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in _rows("l", 3)))
+    path = tmp_path / "sub" / "ledger.jsonl"
+    cmd = [sys.executable, "-m", "ragjudge", "judge", "--input", str(rows)]
+    cmd += ["--judges", "answer_relevancy", "--ledger", str(path), "--no-progress"]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=dict(os.environ))
+    assert res.returncode == 0, res.stderr
+    entries = Ledger.read_jsonl(path)
+    calls = [e for e in entries if e.kind == "call" and "preflight" not in e.tags]
+    assert len(calls) == 3 and all(e.tags["judge"] == "answer_relevancy" for e in calls)
+    assert sum(e.kind == "attempt" for e in entries) == llm_env.stats()["chat_requests"] + 1

@@ -80,7 +80,14 @@ def test_nightly_sweeps_then_report_flags_a_coverage_drop(llm_env, tmp_path):
     tonight = _cli(
         home,
         # One attempt: a malformed reply gets its one repair turn, then a typed parse_error.
-        {**env, "RAGJUDGE_MODEL": "model-b", "RAGJUDGE_MAX_ATTEMPTS": "1"},
+        # Coverage falls below half: the floor is lowered so that the run finishes and the
+        # report, comparing with the baseline, is what flags it.
+        {
+            **env,
+            "RAGJUDGE_MODEL": "model-b",
+            "RAGJUDGE_MAX_ATTEMPTS": "1",
+            "RAGJUDGE_MIN_COVERAGE": "0.3",
+        },
         "sweep",
         "--config",
         str(cfg),

@@ -68,7 +68,8 @@ def test_chat_generation_against_a_closed_port_fails_the_run_naming_the_root_err
     code, text = run_cli(["sweep", "-c", str(cfg), "--out", str(tmp_path / "o")], capsys)
     line = " ".join(text.split())
     assert code == 2, text
-    assert "generation failed: every one of 3 answers failed" in line
+    # found by the pre-flight call, before any answer was asked for
+    assert "pre-flight call to model 'm' at http://***@127.0.0.1:9/v1 failed" in line
     assert "cannot reach the LLM endpoint http://***@127.0.0.1:9/v1" in line
     assert "empty answer" not in line and "finished" not in line and SECRET not in text
     store = open_store()
@@ -78,10 +79,13 @@ def test_chat_generation_against_a_closed_port_fails_the_run_naming_the_root_err
 
 
 def test_a_skipped_row_does_not_hide_judges_whose_every_call_failed(llm_env, tmp_path):
-    """A wrong key: every LLM judge call gets 401; the case without a reference is skipped by
-    the reference-needing judge, which used to turn 'every call failed' into exit 0."""
-    llm_env.api_key = "the-right-key"  # the environment sends another one
-    client = LLMClient.from_env()
+    """A failing server (the pre-flight call passes, every judge call gets a 500); the case
+    without a reference is skipped by the reference-needing judge, which used to turn 'every
+    call failed' into exit 0."""
+    from ragjudge.testing.faults import FaultPlan
+
+    llm_env.set_faults(FaultPlan(rates={"500": 1.0}))
+    client = LLMClient.from_env(max_attempts=2)
     judges = [create_judge(n, "llm", client=client) for n in ("faithfulness", "context_recall")]
     comp = Components(OverlapRetriever(), FirstSentenceGenerator(), judges, llm=client)
     cfg = config(judges={"names": ["faithfulness", "context_recall"], "backend": "llm"}, ks=[1, 2])
@@ -90,7 +94,7 @@ def test_a_skipped_row_does_not_hide_judges_whose_every_call_failed(llm_env, tmp
         run_sweep(cfg, store=store, components=comp, testset=make_testset())
     msg = str(exc.value)
     assert "faithfulness scored 0/" in msg and "context_recall scored 0/" in msg
-    assert "rejected the API key (401" in msg and "stored as failed" in msg
+    assert "provider_error x" in msg and "(500:" in msg and "stored as failed" in msg
     (run,) = store.list_runs()
     assert run.status == "failed"
     statuses = {r.result.status.value for r in store.judge_results(run.run_id)}
@@ -421,7 +425,7 @@ def test_an_endpoint_that_echoes_the_key_leaves_no_trace(tmp_path, capsys, monke
     finally:
         server.shutdown()
     assert code == 2 and "bad key Bearer ***" in text, text
-    assert key not in text and key not in out.read_text() and "bad key" in out.read_text()
+    assert key not in text and not out.exists()  # the pre-flight call found it: nothing run
 
 
 def test_credentials_in_the_base_url_never_show(fake_llm, capsys, monkeypatch):

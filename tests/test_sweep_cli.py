@@ -52,7 +52,7 @@ def test_sweep_whose_judge_calls_all_fail_says_why_and_exits_2(tmp_path, monkeyp
     res = run("sweep", "--config", str(cfg), "--out", str(tmp_path / "out"), cwd=tmp_path)
     assert res.returncode == 2, res.stderr
     text = " ".join(res.stderr.split())
-    assert "faithfulness scored 0/6 (0%, floor 50%); provider_error x6:" in text
+    assert "pre-flight call to model 'm' at http://127.0.0.1:9/v1 failed" in text
     assert "cannot reach the LLM endpoint" in text and "Traceback" not in text
     runs = open_store().list_runs()
     assert len(runs) == 1 and runs[0].status == "failed"

@@ -171,6 +171,7 @@ def evaluate(
     from ragjudge.adapters import run_sync
     from ragjudge.judges.registry import default_backend
     from ragjudge.judges.runner import estimate_spend, run_judges
+    from ragjudge.llm import preflight_judges
     from ragjudge.llm.settings import resolve_concurrency
     from ragjudge.stats import aggregate
     from ragjudge.sweep.stages import StageFailedError, judging_failure
@@ -179,6 +180,7 @@ def evaluate(
     items = load_rows(data)
     chosen = backend or default_backend()
     built = build(judges, chosen, concurrency, options)
+    run_sync(lambda: preflight_judges(built))
     preflight = run_sync(lambda: estimate_spend(built, items))
     results = run_sync(lambda: run_judges(built, items, concurrency=concurrency, progress=progress))
     out = EvaluationResult(

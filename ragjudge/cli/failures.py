@@ -1,5 +1,5 @@
 """What the commands that judge (``judge``, ``sweep``) say about results that were not scored:
-the distinct errors, and a misconfiguration (every call failed) as exit code 2."""
+the distinct errors, and a judge below its coverage floor as exit code 2."""
 
 from __future__ import annotations
 
@@ -21,9 +21,9 @@ def failure_lines(results: Mapping[str, Sequence[JudgeResult]], limit: int = 3) 
 
 
 def check_endpoint_used(results: Mapping[str, Sequence[JudgeResult]]) -> None:
-    """Raise ``StageFailedError`` (exit code 2) when a judge's every call failed to reach the
-    endpoint (``ragjudge.sweep.stages.judging_failure``: results decided without a call, such
-    as ``skipped_missing_reference``, do not hide it): a misconfigured run, not a low score."""
+    """Raise ``StageFailedError`` (exit code 2) when a judge's coverage is below the floor,
+    as it always is when every call failed (``ragjudge.sweep.stages.judging_failure``: results
+    decided without a call, such as ``skipped_missing_reference``, do not hide it)."""
     from ragjudge.sweep.stages import StageFailedError, judging_failure
 
     failure = judging_failure(results)

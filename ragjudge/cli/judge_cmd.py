@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,22 @@ def summary_table(aggregates: dict[str, Any]) -> Any:
     return table
 
 
+def write_ledger(judges: Sequence[Any], path: Path) -> None:
+    """The ledger entries of the judges' LLM clients (judge clients share one ledger) as
+    JSONL at ``path``; none for judges without a client."""
+    from ragjudge.llm import Ledger, LLMClient
+
+    merged, seen = Ledger(), set()
+    for judge in judges:
+        client = getattr(judge, "client", None)
+        if isinstance(client, LLMClient) and id(client.ledger) not in seen:
+            seen.add(id(client.ledger))
+            for entry in client.ledger.entries:
+                merged.record(entry)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    merged.to_jsonl(path)
+
+
 def register(app: typer.Typer) -> None:
     """Add ``judge`` and ``generate`` to the app."""
 
@@ -60,6 +77,12 @@ def register(app: typer.Typer) -> None:
         ),
         output: Path | None = typer.Option(None, "--output", "-o", help="Result rows (JSONL)."),
         json_summary: Path | None = typer.Option(None, "--json", help="Summary as JSON."),
+        ledger: Path | None = typer.Option(
+            None,
+            "--ledger",
+            help="Write every LLM call and HTTP attempt of this process here (JSONL; read it "
+            "with `ragjudge llm ledger`).",
+        ),
         concurrency: int | None = typer.Option(
             None,
             "--concurrency",
@@ -78,8 +101,10 @@ def register(app: typer.Typer) -> None:
         workers: int | None = WORKERS,
     ) -> None:
         """Score each row with the judges; print mean ± CI and coverage per judge, and the
-        distinct error of every unscored result. Exit code 2 when every call failed (endpoint
-        unreachable, bad key, unknown model): the rows are still written. ``--executor ray``
+        distinct error of every unscored result. Exit code 2, one line, when the endpoint
+        cannot be used (a pre-flight call finds an unreachable endpoint, a bad key or an unknown
+        model before any row is judged) or a judge's coverage is below the floor
+        (``RAGJUDGE_MIN_COVERAGE``): the rows are then still written. ``--executor ray``
         judges the rows in batches on Ray workers (``--concurrency`` calls in flight across
         all of them; ``RAGJUDGE_RPM``/``RAGJUDGE_TPM`` kept for the whole cluster)."""
         from rich.console import Console
@@ -88,6 +113,7 @@ def register(app: typer.Typer) -> None:
         from ragjudge.judges.items import output_rows, read_items, write_jsonl
         from ragjudge.judges.registry import build_judges, default_backend, import_plugins
         from ragjudge.judges.runner import estimate_spend, run_judges
+        from ragjudge.llm import preflight_judges
         from ragjudge.llm.settings import resolve_concurrency
         from ragjudge.schema import TokenUsage
         from ragjudge.stats import aggregate
@@ -99,6 +125,7 @@ def register(app: typer.Typer) -> None:
         rows, items = read_items(input)
         chosen = backend or default_backend()
         built = build_judges(names, chosen, concurrency)
+        asyncio.run(preflight_judges(built))
         for est in asyncio.run(estimate_spend(built, items)):
             Console(stderr=True).print(f"pre-flight: {est.describe()}", highlight=False)
         if ex.kind == "ray":
@@ -140,6 +167,8 @@ def register(app: typer.Typer) -> None:
                 "usage": usage.model_dump(mode="json"),
             }
             json_summary.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        if ledger is not None:
+            write_ledger(built, ledger)
         for line in failure_lines(results):
             console.print(line, style="yellow", highlight=False, markup=False, soft_wrap=True)
         check_endpoint_used(results)

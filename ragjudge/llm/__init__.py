@@ -11,6 +11,7 @@ the cache a Ray worker installed with ``use_cache``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from ragjudge.llm.cache import LLMCache, cache_key, default_cache
@@ -19,6 +20,26 @@ from ragjudge.llm.ledger import Ledger, LedgerEntry, Price, PriceTable
 from ragjudge.llm.settings import LLMSettings
 from ragjudge.llm.tokens import DryRunEstimate, dry_run, estimate_tokens
 from ragjudge.llm.types import TEMPLATE_HEADER, LLMError, LLMResult
+
+
+async def preflight(clients: Iterable[LLMClient]) -> None:
+    """One pre-flight call per distinct (endpoint, model) of ``clients``, before a run spends
+    anything; raises ``ConfigError`` (exit code 2) with the first failure's one line."""
+    from ragjudge.errors import ConfigError
+
+    seen: dict[str, LLMClient] = {}
+    for c in clients:
+        seen.setdefault(c.mode_key, c)
+    for client in seen.values():
+        error = await client.preflight()
+        if error is not None:
+            raise ConfigError(error.message)
+
+
+async def preflight_judges(judges: Iterable[Any]) -> None:
+    """``preflight`` of the LLM clients the judges call (judges without one: nothing)."""
+    clients = [getattr(j, "client", None) for j in judges]
+    await preflight(c for c in clients if isinstance(c, LLMClient))
 
 
 def default_client(**overrides: Any) -> LLMClient:
@@ -55,4 +76,6 @@ __all__ = [
     "dry_run",
     "estimate_tokens",
     "judge_clients",
+    "preflight",
+    "preflight_judges",
 ]

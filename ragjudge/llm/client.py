@@ -35,7 +35,7 @@ from ragjudge.llm.ledger import EntryKind, Ledger, LedgerEntry, PriceTable, str_
 from ragjudge.llm.limiter import AdaptiveLimiter, gate_for, limiter_for
 from ragjudge.llm.settings import LLMSettings, redact
 from ragjudge.llm.tokens import estimate_tokens, text_tokens
-from ragjudge.llm.types import TEMPLATE_HEADER, ErrorKind, LLMError, LLMResult
+from ragjudge.llm.types import PREFLIGHT, TEMPLATE_HEADER, ErrorKind, LLMError, LLMResult
 from ragjudge.schema import PromptRef, TokenUsage
 
 T = TypeVar("T", bound=BaseModel)
@@ -392,6 +392,7 @@ class LLMClient:
         tags: dict[str, str],
         repair: bool,
         probe: bool = False,
+        max_attempts: int | None = None,
     ) -> _Outcome:
         """HTTP attempts of one request, each in the ledger; retryable failures (429, 5xx,
         timeouts, lost connections) retried up to ``max_attempts``, except that a ``probe``
@@ -479,7 +480,7 @@ class LLMClient:
 
         try:
             async for state in AsyncRetrying(
-                stop=stop_after_attempt(s.max_attempts),
+                stop=stop_after_attempt(min(max_attempts or s.max_attempts, s.max_attempts)),
                 wait=self._wait,
                 retry=retry_if_exception(
                     lambda e: (
@@ -668,6 +669,30 @@ class LLMClient:
             attempts=out.attempts,
             model=self.model,
             meta={"call_id": call_id, **meta},
+        )
+
+    async def preflight(self) -> LLMError | None:
+        """One tiny plain request (``max_tokens=1``, no cache, at most two attempts) before a
+        run spends anything: None when the endpoint answered, else the error (one line, naming
+        the model and the endpoint)."""
+        started = time.perf_counter()
+        call_id, tags = uuid.uuid4().hex[:16], {"preflight": "1"}
+        messages = [{"role": "user", "content": "Reply with the word: ok"}]
+        params = self._sampling(1, {"max_tokens": 1})
+        got = await self._request(
+            messages, params, None, call_id, PREFLIGHT, tags, False, max_attempts=2
+        )
+        result = (
+            self._finish("", [], None, got, call_id, PREFLIGHT, tags, started, {})
+            if got.completion is not None
+            else self._failed(got.error, got, call_id, PREFLIGHT, tags, started)
+        )
+        if result.error is None:
+            return None
+        why = result.error.message.split(": ", 1)[-1]
+        return LLMError(
+            kind=result.error.kind,
+            message=f"pre-flight call to model {self.model!r} at {self.endpoint} failed: {why}",
         )
 
     async def list_models(self) -> list[str]:

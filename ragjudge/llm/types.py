@@ -48,6 +48,9 @@ class LLMResult(BaseModel, Generic[T]):
         return self.error is None and self.value is not None
 
 
+PREFLIGHT = "ragjudge/preflight@v1"
+"""Template label of the pre-flight call (``LLMClient.preflight``)."""
+
 TEMPLATE_HEADER = "X-Ragjudge-Template"
 """HTTP header carrying ``name@version`` of the prompt template; endpoints ignore it, the local
 test server uses it to choose a scripted responder."""

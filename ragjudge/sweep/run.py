@@ -114,7 +114,8 @@ def _answered_counter(count: list[int]) -> Callable[[Any], None]:
 
     def sink(entry: Any) -> None:
         replied = entry.error_kind in (None, "parse_error", "refused")
-        if entry.kind == "call" and not entry.cached and entry.attempts and replied:
+        run_call = "preflight" not in entry.tags
+        if entry.kind == "call" and run_call and not entry.cached and entry.attempts and replied:
             count[0] += 1 + int(entry.repair)
 
     return sink
@@ -164,6 +165,9 @@ async def _execute_to_status(
     ``KeyboardInterrupt``, or the cancellation ``asyncio.run`` turns SIGINT into) stores it as
     ``interrupted``, says how to resume and re-raises."""
     try:
+        problem = await comp.llm.preflight() if comp.llm is not None else None
+        if problem is not None:  # a dead or misconfigured endpoint, found before spending
+            raise StageFailedError(problem.message)
         await execute_run(executor, store, run_id, config, testset, comp)
     except BudgetExhausted as exc:
         say(f"budget reached: {exc}; resume with a larger budget to continue")

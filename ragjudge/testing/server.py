@@ -42,7 +42,7 @@ from typing import Any, Literal
 from aiohttp import web
 
 from ragjudge.llm.tokens import estimate_tokens, text_tokens
-from ragjudge.llm.types import TEMPLATE_HEADER
+from ragjudge.llm.types import PREFLIGHT, TEMPLATE_HEADER
 from ragjudge.testing import responders as registry
 from ragjudge.testing.faults import FaultPlan, describe
 
@@ -156,6 +156,7 @@ class FakeLLMServer:
         self.requests: list[dict[str, Any]] = []
         self._chat_index = 0
         self._in_flight = 0
+        self._preflights = 0
         self._max_in_flight = 0
         self._runner: web.AppRunner | None = None
         self._thread: threading.Thread | None = None
@@ -308,6 +309,7 @@ class FakeLLMServer:
             "prompt_tokens": sum(r.get("prompt_tokens", 0) for r in chat),
             "completion_tokens": sum(r.get("completion_tokens", 0) for r in chat),
             "max_in_flight": peak,
+            "preflight": self._preflights,
             "fault_plan": describe(self.faults),
         }
 
@@ -326,6 +328,8 @@ class FakeLLMServer:
         return request.headers.get("Authorization", "") == f"Bearer {self.api_key}"
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
+        if request.headers.get(TEMPLATE_HEADER) == PREFLIGHT:
+            return await self._preflight(request)
         with self._lock:
             index = self._chat_index
             self._chat_index += 1
@@ -491,6 +495,32 @@ class FakeLLMServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             }
         return web.json_response(payload)
+
+    async def _preflight(self, request: web.Request) -> web.Response:
+        """A client's pre-flight call: checked like any request (key, model), answered "ok",
+        never faulted, slowed or logged with the chat requests (``stats()["preflight"]``
+        counts them), so that fault plans numbered by request and request counts of tests
+        see only the run's own calls."""
+        with self._lock:
+            self._preflights += 1
+        body = await request.json()
+        model = str(body.get("model", ""))
+        if not self._authorized(request):
+            return _error(401, "Incorrect API key provided.", "authentication_error")
+        if self.models is not None and model not in self.models:
+            return _error(404, f"The model `{model}` does not exist.", "not_found_error")
+        choice = self._choice(0, "ok", "stop", None, body)
+        usage = {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}
+        return web.json_response(
+            {
+                "id": "chatcmpl-preflight",
+                "object": "chat.completion",
+                "created": 0,
+                "model": model,
+                "choices": [choice],
+                "usage": usage,
+            }
+        )
 
     def _within_rpm(self) -> bool:
         """Take one request from the rate bucket (True), or find it empty (False)."""
