@@ -186,7 +186,7 @@ def test_tiny_corpus_says_so_and_generates_what_it_can(
         ["testset", "--corpus", str(path), "--n", "10", "--out", str(tmp_path / "o")], capsys
     )
     assert code == 0, text
-    assert "3 passages long enough to ask about for 10 requested questions" in text
+    assert "3 passages to ask about for 10 requested questions" in text
     kept = len((tmp_path / "o" / "queries.jsonl").read_text().splitlines())
     assert 0 < kept < 10 and f"kept {kept} of 10 requested" in " ".join(text.split())
 

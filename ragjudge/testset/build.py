@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 GRADE_DEPTH = 3
 UNANSWERABLE_DEPTH = 3
 NEIGHBOURS = 5
+ENCODE_BATCH = 64
 
 
 @dataclass(frozen=True)
@@ -163,7 +164,7 @@ class Builder:
         rng = random.Random(f"{self.seed}:{qtype}")
         if qtype in MULTI_SOURCE:
             if self.passage_vectors is None:
-                self.passage_vectors = self.encoder.encode([d.text for d in self.passages])
+                self.passage_vectors = self._encode_passages()
             return [
                 [self.passages[i], self.passages[j]]
                 for i, j in pairs(self.passages, self.passage_vectors, rng)
@@ -171,6 +172,18 @@ class Builder:
         order = list(self.passages)
         rng.shuffle(order)
         return [[d] for d in order]
+
+    def _encode_passages(self) -> np.ndarray:
+        """Vectors of the passages asked about (to pair neighbours), with a progress bar."""
+        from ragjudge.retrieval.progress import progress_bar
+
+        texts = [d.text for d in self.passages]
+        parts = []
+        with progress_bar(f"encoding {len(texts)} passages", len(texts)) as advance:
+            for start in range(0, len(texts), ENCODE_BATCH):
+                parts.append(self.encoder.encode(texts[start : start + ENCODE_BATCH]))
+                advance(len(parts[-1]))
+        return np.concatenate(parts) if parts else np.zeros((0, 0))
 
     def _check_budget(self, size: int) -> int:
         """How many candidates of a wave of ``size`` fit the budget (raises when none)."""
@@ -340,12 +353,14 @@ def check_corpus(corpus: Corpus, n: int) -> list[str]:
             f"no passage is long enough to ask about: {len(corpus.documents)} passages, the "
             f"longest has {longest} words, at least {MIN_WORDS} are needed"
         )
-    short = len(corpus.documents) - len(usable)
-    if short:
-        notes.append(f"{short} passages with fewer than {MIN_WORDS} words were not asked about")
+    if corpus.short():
+        notes.append(
+            f"{corpus.short()} passages with fewer than {MIN_WORDS} words were not asked about"
+        )
+    notes.extend(corpus.notes())
     if len(usable) < n:
         notes.append(
-            f"the corpus has {len(usable)} passages long enough to ask about for {n} requested "
+            f"the corpus has {len(usable)} passages to ask about for {n} requested "
             "questions: generating what it allows"
         )
     return notes

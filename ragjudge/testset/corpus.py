@@ -10,11 +10,19 @@
 
 Passages with fewer than ``MIN_WORDS`` words are too short to ask about and are left out of
 question generation (they stay in the corpus).
+
+The work per document is bounded, as the judges bound their input (``CappedJudge.input_cap``):
+questions are asked about at most ``MAX_PASSAGES_PER_DOCUMENT`` passages of one document, spread
+evenly over it (passage ``floor(i * m / cap)`` of its ``m`` for ``i < cap``), so a 4.5 MB file
+costs what a 100-passage one does; every passage stays in the corpus (retrieval, grading), and
+``Corpus.notes`` says which documents were cut and how much.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from ragjudge.errors import DataError
@@ -23,6 +31,9 @@ from ragjudge.text import tokens
 
 CHUNK_SIZE = 1000
 MIN_WORDS = 20
+MAX_PASSAGES_PER_DOCUMENT = 100
+NOTED_DOCUMENTS = 3
+"""Documents named one by one in the note on cut documents (the rest are counted)."""
 TEXT_SUFFIXES = (".txt", ".md")
 
 
@@ -34,9 +45,47 @@ class Corpus:
     documents: list[Document]
     beir_corpus: Path | None
 
-    def usable(self) -> list[Document]:
-        """Passages long enough to ask about (``MIN_WORDS`` words or more)."""
+    @cached_property
+    def _long_enough(self) -> list[Document]:
         return [d for d in self.documents if len(tokens(d.text)) >= MIN_WORDS]
+
+    @cached_property
+    def _asked(self) -> tuple[list[Document], list[str]]:
+        by_doc: dict[str, list[Document]] = defaultdict(list)
+        for d in self._long_enough:
+            by_doc[d.doc_id].append(d)
+        keep: set[str] = set()
+        cut: list[str] = []
+        for doc_id, parts in by_doc.items():
+            m, cap = len(parts), MAX_PASSAGES_PER_DOCUMENT
+            if m > cap:
+                chars = sum(len(p.text) for p in parts)
+                cut.append(f"{doc_id} ({m:,} passages, {chars:,} characters)")
+                parts = [parts[i * m // cap] for i in range(cap)]
+            keep.update(p.id for p in parts)
+        notes = []
+        if cut:
+            named = "; ".join(cut[:NOTED_DOCUMENTS])
+            more = f" and {len(cut) - NOTED_DOCUMENTS} more" if len(cut) > NOTED_DOCUMENTS else ""
+            notes.append(
+                f"questions are asked about at most {MAX_PASSAGES_PER_DOCUMENT} passages of one "
+                f"document, spread evenly over it; cut: {named}{more}. Every passage stays in "
+                "the corpus for retrieval and grading"
+            )
+        return [d for d in self._long_enough if d.id in keep], notes
+
+    def usable(self) -> list[Document]:
+        """Passages questions are asked about: long enough (``MIN_WORDS`` words or more), and
+        at most ``MAX_PASSAGES_PER_DOCUMENT`` of one document (module docstring)."""
+        return self._asked[0]
+
+    def short(self) -> int:
+        """How many passages are too short to ask about."""
+        return len(self.documents) - len(self._long_enough)
+
+    def notes(self) -> list[str]:
+        """What was cut from the documents questions are asked about (empty when nothing)."""
+        return self._asked[1]
 
 
 def _split_long(docs: list[Document]) -> list[Document]:
