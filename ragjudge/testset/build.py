@@ -5,8 +5,8 @@ For each type, in waves of ``oversample`` x as many candidates as questions are 
 often finds no template in a passage):
 
 1. a writer (``writers``) makes one candidate per seed: a passage, or for ``multi_passage`` and
-   ``comparison`` a pair of neighbours (``pairs``);
-2. filters, cheapest first (``models.FILTERS``): ``copy`` and ``leak`` (``filters``),
+   ``comparison`` a pair of neighbours (``pairs``) among at most ``PAIR_POOL`` passages;
+2. filters, cheapest first (``models.FILTERS``): ``form``, ``copy`` and ``leak`` (``filters``),
    ``duplicate`` (bundled MiniLM cosine >= ``Thresholds.duplicate`` against every question
    kept so far), then ``source_check``, a judge call: the support judge judges the reference
    (as the answer) against the source passages, and the candidate is kept when its support
@@ -17,6 +17,12 @@ often finds no template in a passage):
    for question + reference, those holding a key term of the answer that the question lacks
    are judged by the support judge alone: support >= ``grade_full`` gives 2, >=
    ``grade_partial`` gives 1.
+
+Count: a type whose seeds run out before its quota is full leaves the rest to the other types:
+after every type had its turn, the shortfall is asked again of each type in mix order (types of
+weight 0 excepted), each continuing from the seed it stopped at, until ``n`` are kept or every
+seed was tried; the notes say which types gave fewer and which made up for them, or why ``n``
+could not be reached.
 
 Judges (any ``Judge``): with an LLM, the faithfulness judge (support) and the context-precision
 judge asked with ``prompts/testset/answered`` (relevance: does a passage state what is asked,
@@ -59,6 +65,9 @@ GRADE_DEPTH = 3
 UNANSWERABLE_DEPTH = 3
 NEIGHBOURS = 5
 ENCODE_BATCH = 64
+PAIR_POOL = 1000
+"""Most passages encoded to find pairs for two-passage questions: the work does not grow with
+the corpus (SciFact's 5,183 abstracts took minutes to encode for a few pairs)."""
 
 
 @dataclass(frozen=True)
@@ -150,10 +159,20 @@ class Builder:
         self.oversample = oversample
         self.progress = progress or (lambda _m: None)
         self.report = FilterReport()
+        self.names = filters.Names(
+            [d.id for d in corpus.documents] + [d.doc_id for d in corpus.documents]
+        )
+        self.position: dict[str, int] = {}
+        """Per type, the next seed to write from (a later wave continues there)."""
+        self._seeds: dict[str, list[list[Document]]] = {}
         self.kept: list[Candidate] = []
         self.relevant: list[dict[str, int]] = []
         self.kept_vectors: list[np.ndarray] = []
         self.passage_vectors: np.ndarray | None = None
+        self.pool = self.passages
+        """The passages two-passage questions pair (at most ``PAIR_POOL``, drawn by ``seed``)."""
+        if len(self.passages) > PAIR_POOL:
+            self.pool = random.Random(f"{seed}:pool").sample(self.passages, PAIR_POOL)
         self.calls_per_candidate = 2 + GRADE_DEPTH
         """Most LLM calls one candidate may take (writing, checking, grading), raised to the most
         one has taken (repair calls add to it)."""
@@ -161,13 +180,20 @@ class Builder:
     # -------------------------------------------------------------------------- planning
 
     def seeds(self, qtype: str) -> list[list[Document]]:
+        if qtype not in self._seeds:
+            self._seeds[qtype] = self._plan(qtype)
+        return self._seeds[qtype]
+
+    def exhausted(self, qtype: str) -> bool:
+        return self.position.get(qtype, 0) >= len(self.seeds(qtype))
+
+    def _plan(self, qtype: str) -> list[list[Document]]:
         rng = random.Random(f"{self.seed}:{qtype}")
         if qtype in MULTI_SOURCE:
             if self.passage_vectors is None:
                 self.passage_vectors = self._encode_passages()
             return [
-                [self.passages[i], self.passages[j]]
-                for i, j in pairs(self.passages, self.passage_vectors, rng)
+                [self.pool[i], self.pool[j]] for i, j in pairs(self.pool, self.passage_vectors, rng)
             ]
         order = list(self.passages)
         rng.shuffle(order)
@@ -177,7 +203,7 @@ class Builder:
         """Vectors of the passages asked about (to pair neighbours), with a progress bar."""
         from ragjudge.retrieval.progress import progress_bar
 
-        texts = [d.text for d in self.passages]
+        texts = [d.text for d in self.pool]
         parts = []
         with progress_bar(f"encoding {len(texts)} passages", len(texts)) as advance:
             for start in range(0, len(texts), ENCODE_BATCH):
@@ -205,6 +231,10 @@ class Builder:
     # -------------------------------------------------------------------------- filters
 
     def _cheap(self, c: Candidate, batch_vecs: list[np.ndarray], vec: np.ndarray) -> str | None:
+        problem = filters.form_problem(c.question, self.names)
+        if problem is not None:
+            c.scores["form"] = 0.0
+            return "form"
         sources = [self.text[s] for s in c.sources]
         c.scores["copy"] = filters.copy_score(c.question, sources)
         if c.scores["copy"] >= self.t.copy:
@@ -289,9 +319,10 @@ class Builder:
 
     # -------------------------------------------------------------------------- waves
 
-    async def fill(self, qtype: str, quota: int) -> None:
+    async def fill(self, qtype: str, quota: int) -> int:
+        """Keep up to ``quota`` more questions of ``qtype``; returns how many were kept."""
         seeds = self.seeds(qtype)
-        pos = 0
+        pos = self.position.get(qtype, 0)
         need = quota
         while need > 0 and pos < len(seeds):
             size = self._check_budget(min(need * self.oversample, len(seeds) - pos))
@@ -303,6 +334,7 @@ class Builder:
                 )
             )
             pos += size
+            self.position[qtype] = pos
             made = [c for c, _ in written if c is not None]
             for c, _ in written:
                 self.report.add("generated" if c is not None else "failed", qtype)
@@ -340,6 +372,7 @@ class Builder:
             self.progress(
                 f"{qtype}: kept {quota - need} of {quota} ({pos} of {len(seeds)} seeds used)"
             )
+        return quota - need
 
 
 def check_corpus(corpus: Corpus, n: int) -> list[str]:
@@ -409,23 +442,37 @@ async def run_build(
     )
     want = quotas(mix, n)
     status: Literal["finished", "stopped_budget"] = "finished"
-    for qtype in QUESTION_TYPES:
-        b.report.requested[qtype] = want[qtype]
-        if want[qtype] == 0:
-            continue
-        try:
-            await b.fill(qtype, want[qtype])
-        except BudgetStop as stop:
-            status = "stopped_budget"
-            notes.append(str(stop))
-            break
+    extra: dict[str, int] = {}
+    try:
+        for qtype in QUESTION_TYPES:
+            b.report.requested[qtype] = want[qtype]
+            if want[qtype]:
+                await b.fill(qtype, want[qtype])
+        # the shortfall of types whose seeds ran out, asked of the others (module docstring)
+        order = [t for t in QUESTION_TYPES if mix.get(t, 0) > 0]
+        while (short := n - len(b.kept)) > 0 and not all(b.exhausted(t) for t in order):
+            for qtype in order:
+                if (short := n - len(b.kept)) > 0 and not b.exhausted(qtype):
+                    got = await b.fill(qtype, short)
+                    extra[qtype] = extra.get(qtype, 0) + got
+    except BudgetStop as stop:
+        status = "stopped_budget"
+        notes.append(str(stop))
     if backend == "offline":
         notes.insert(0, TEMPLATE_NOTE)
-    kept = sum(b.report.kept.values())
+    kept = len(b.kept)
+    gave = {t: b.report.kept.get(t, 0) for t in QUESTION_TYPES}
+    fewer = ", ".join(f"{t} {gave[t]} of {want[t]}" for t in QUESTION_TYPES if gave[t] < want[t])
+    more = ", ".join(f"{t} {k}" for t, k in extra.items() if k > 0)
+    if fewer and more and status == "finished":
+        notes.append(
+            f"some types found too few questions ({fewer}); others made up for them ({more})"
+        )
     if kept < n and status == "finished":
-        short = {t: want[t] - b.report.kept.get(t, 0) for t in QUESTION_TYPES}
-        missing = ", ".join(f"{t} {k}" for t, k in short.items() if k > 0)
-        notes.append(f"kept {kept} of {n} requested questions (short: {missing})")
+        notes.append(
+            f"kept {kept} of {n} requested questions: every passage was tried for every type of "
+            f"the mix, and the others gave no question that passed the filters (short: {fewer})"
+        )
     items = [
         Item(id=f"syn-{i + 1:04d}", candidate=c, relevant=r)
         for i, (c, r) in enumerate(zip(b.kept, b.relevant, strict=True))

@@ -9,9 +9,11 @@ from pydantic import BaseModel, Field
 
 from ragjudge.schema import TestSet, TokenUsage
 
-FILTERS = ("copy", "leak", "duplicate", "source_check")
+FILTERS = ("form", "copy", "leak", "duplicate", "source_check")
 """The filters, in the order they run (cheapest first):
 
+- ``form``: not a question a person would ask (``filters.form_problem``: not one question
+  ending in "?", markup, a file name or a document id in it, a word twice in a row ...);
 - ``copy``: the question copies a sentence of its source passages;
 - ``leak``: the question alone answers itself (every term of the short answer is in it; not
   applied to comparisons, whose answer is one of the two things they name, nor to

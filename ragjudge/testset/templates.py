@@ -14,7 +14,10 @@ content words of the sentence (``keywords``, rarity = corpus IDF) and the answer
 - comparison: the same unit (or a year) in two passages: which is larger (earlier);
 - unanswerable: a unit found elsewhere in the corpus asked of a name it never occurs with.
 
-Reference answers are the source sentences (both, for two-passage questions).
+Templates read a passage's plain prose (``plain.sentences``: no markup, a heading never glued
+to the sentence after it). The topic falls back to the passage title only when it reads as a
+name (``title_topic``): never a file name or a document id. Reference answers are the source
+sentences (both, for two-passage questions).
 """
 
 from __future__ import annotations
@@ -25,10 +28,12 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from ragjudge.schema import Document
-from ragjudge.text import STOP_WORDS, content_words, split_sentences, word_matches
+from ragjudge.text import STOP_WORDS, content_words, word_matches
 
+from . import plain
 from .models import OFFLINE_GENERATOR, UNANSWERABLE_REFERENCE, Candidate
 
 _CAUSE = re.compile(
@@ -56,12 +61,21 @@ _NOT_NOUNS = frozenset(
     built could would should within without between during""".split()
 )
 """Frequent non-nouns the keyword choice skips (keywords stand in for the sentence's topic)."""
+_NUMBER_WORDS = frozenset(
+    """zero two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty
+    ninety hundred hundreds thousand thousands million millions billion half third quarter
+    second""".split()
+)
+TITLE_TOPIC_WORDS = 5
+_NOT_IN_TITLE_TOPIC = re.compile(r"[:;,.!?/\\()\[\]\d]")
 _LEADING = {"the", "a", "an", "this", "these", "it", "its", "in", "on", "at", "by", "for"}
 
 
 def names(sentence: str) -> list[str]:
     """Runs of capitalised words (``of``/``the``/``de``/``von`` may join them), in order; a
-    single capitalised word that starts the sentence is not a name."""
+    single capitalised word that starts the sentence is not a name, nor is a run holding a
+    one-letter word ("GABA A", "Foxp3 T": fragments of a longer term)."""
     out: list[str] = []
     run: list[tuple[int, str]] = []
     toks = word_matches(sentence)
@@ -69,7 +83,9 @@ def names(sentence: str) -> list[str]:
     def flush() -> None:
         while run and run[-1][1].lower() in {"of", "the", "de", "von", "van"}:
             run.pop()
-        if run and not (len(run) == 1 and run[0][0] == 0) and run[0][1].lower() not in STOP_WORDS:
+        single = len(run) == 1 and run[0][0] == 0
+        fragment = any(len(w) == 1 for _, w in run)
+        if run and not single and not fragment and run[0][1].lower() not in STOP_WORDS:
             out.append(" ".join(w for _, w in run))
         run.clear()
 
@@ -120,6 +136,8 @@ class TemplateContext:
         for w in content_words(sentence):
             if w in skip or w[0].isdigit() or w in seen or len(w) <= 3 or w in _NOT_NOUNS:
                 continue
+            if "'" in w or w in _NUMBER_WORDS:
+                continue
             if not w.endswith(("ly", "ed", "ing")):
                 seen.append(w)
         seen.sort(key=lambda w: -self.idf(w))
@@ -143,11 +161,27 @@ def _unit(raw: str) -> str:
     return head
 
 
+def title_topic(doc: Document) -> str:
+    """The passage's title as a topic, or "" when it does not read as a name: more than
+    ``TITLE_TOPIC_WORDS`` words, punctuation or digits in it (a sentence, a subtitle, a file
+    name), markup, or the document's id or file name (a text file's title is its file name)."""
+    title = plain.plain_line(doc.title or "")
+    if not title or len(title.split()) > TITLE_TOPIC_WORDS or _NOT_IN_TITLE_TOPIC.search(title):
+        return ""
+    if plain.MARKUP.search(title):
+        return ""
+    own = {doc.id, doc.doc_id}
+    own |= {PurePosixPath(i).stem for i in list(own)} | {PurePosixPath(i).name for i in own}
+    if title.lower() in {i.lower() for i in own}:
+        return ""
+    return title
+
+
 def _topic(sentence: str, doc: Document, avoid: str = "") -> str:
     for name in names(sentence):
         if name.lower() not in avoid.lower():
             return name
-    return doc.title.strip() or ""
+    return title_topic(doc)
 
 
 def _kw(words: list[str]) -> str:
@@ -242,7 +276,17 @@ FACTOID_TEMPLATES: tuple[Callable[[str, Document, TemplateContext], Candidate | 
 )
 
 
+_NO_SUBJECT = frozenset(
+    "we they it this these those he she i you rather however here thus hence also".split()
+)
+"""First words of a clause that cannot stand alone in a question ("... by which They
+conclude?"): a pronoun or a connective pointing back to an earlier sentence."""
+
+
 def _why(sentence: str, doc: Document, ctx: TemplateContext) -> Candidate | None:
+    first = sentence.split(" ", 1)[0].strip(",").lower()
+    if first in _NO_SUBJECT:
+        return None
     m = _CAUSE.match(sentence.rstrip("."))
     if m is not None:
         effect = _clause(m["effect"])
@@ -273,7 +317,7 @@ def _list(sentence: str, doc: Document, ctx: TemplateContext) -> Candidate | Non
 
 
 def _sentences(doc: Document) -> list[str]:
-    return [s for s in split_sentences(doc.text) if 6 <= len(s.split()) <= 60]
+    return [s for s in plain.sentences(doc.text) if 6 <= len(s.split()) <= 60]
 
 
 def _first(
@@ -382,7 +426,7 @@ def comparison(
 def unanswerable(doc: Document, ctx: TemplateContext, rng: random.Random) -> Candidate | None:
     """A unit the corpus uses elsewhere, asked of a name of ``doc`` that no passage mentions
     together with it."""
-    topics = [n for s in _sentences(doc) for n in names(s)] or [doc.title]
+    topics = [n for s in _sentences(doc) for n in names(s)] or [title_topic(doc)]
     topics = [t for t in dict.fromkeys(topics) if t and content_words(t)]
     rng.shuffle(topics)
     units = list(ctx.units[:40])
