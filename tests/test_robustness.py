@@ -381,6 +381,12 @@ def test_redact_removes_every_form_of_a_secret(monkeypatch):
     assert redact_url("u:hunter22@10.1.2.3:8/v1") == "***@10.1.2.3:8/v1"
     assert redact_url("https://h/v1?api-key=abc123&v=2") == "https://h/v1?api-key=***&v=2"
     assert redact_url("write to ada@example.org") == "write to ada@example.org"
+    assert redact_url("u:pw@db.internal/x") == "***@db.internal/x"
+    assert redact_url("u:pw@localhost:5432") == "***@localhost:5432"
+    assert redact_url("u:pw@pg:5432/db") == "***@pg:5432/db"
+    # a component's name@version in a run's identity is not user:password@host
+    named = "the code of retriever parts:retrieve@43374c0d9e1f changed"
+    assert redact_url(named) == named
     monkeypatch.setenv("OPENAI_API_KEY", "sk-env-canary-1")
     monkeypatch.setenv("OPENAI_BASE_URL", f"http://user:{SECRET}@127.0.0.1:9/v1")
     LLMSettings(api_key="sk-made-canary-2")  # type: ignore[arg-type]

@@ -56,7 +56,11 @@ def endpoint_env() -> dict[str, str]:
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
 """A URL's user info, up to the last ``@`` before its path (a password may hold ``@``)."""
-_BARE_USERINFO = re.compile(r"(?<![\w/:@.-])[\w.~%!$&'()*+,;=-]+:[^\s/@]+@(?=[\w\[])")
+_HOST = r"(?:\[|localhost\b|\d{1,3}(?:\.\d{1,3}){3}\b|(?:[\w-]+\.)+[A-Za-z][\w-]*\b|[\w-]+:\d+\b)"
+"""What follows the ``@`` of credentials: a host name with a domain, ``localhost``, an IPv4 or
+IPv6 address, or ``name:port``: not a bare word, so that a component's ``module:func@digest``
+(a run's identity) is not taken for ``user:password@host``."""
+_BARE_USERINFO = re.compile(r"(?<![\w/:@.-])[\w.~%!$&'()*+,;=-]+:[^\s/@]+@(?=" + _HOST + ")")
 """``user:password@host`` written without a scheme."""
 _SECRET_PARAM = re.compile(
     r"(?i)([?&#](?:[\w.-]*(?:key|token|secret|password|passwd|sig|signature|auth)[\w.-]*)=)[^&#\s]+"
