@@ -1,5 +1,6 @@
-"""The ``--executor``, ``--ray-address`` and ``--workers`` options that ``sweep``, ``judge``
-and ``retrieval`` share (``ragjudge.sweep.config.ExecutorConfig``; ``docs/scale.md``)."""
+"""The ``--executor``, ``--ray-address``, ``--workers`` (and ``--verbose``) options that
+``sweep``, ``demo``, ``judge`` and ``retrieval`` share (``ragjudge.sweep.config.ExecutorConfig``;
+``docs/scale.md``)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,18 @@ ADDRESS = typer.Option(
     help="Ray cluster to join: auto | ray://HOST:10001 (default: a local Ray on this machine).",
 )
 WORKERS = typer.Option(None, "--workers", min=1, help="Ray worker actors (default 2).")
+VERBOSE = typer.Option(
+    False, "--verbose", help="Also show Ray's own warnings and log lines (hidden by default)."
+)
+
+
+def set_verbose(verbose: bool) -> None:
+    """``--verbose``: the ``ragjudge`` logger at INFO (``distributed.cluster.connect`` then
+    lets Ray's own messages through)."""
+    if verbose:
+        import logging
+
+        logging.getLogger("ragjudge").setLevel(logging.INFO)
 
 
 def executor_config(

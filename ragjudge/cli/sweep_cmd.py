@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ragjudge.cli.executor_opts import ADDRESS, EXECUTOR, WORKERS, executor_config
+from ragjudge.cli.executor_opts import (
+    ADDRESS,
+    EXECUTOR,
+    VERBOSE,
+    WORKERS,
+    executor_config,
+    set_verbose,
+)
 from ragjudge.cli.store_cmd import STORE
 
 if TYPE_CHECKING:
@@ -77,6 +84,7 @@ def sweep(
     ray_address: str | None = ADDRESS,
     workers: int | None = WORKERS,
     store_url: str | None = STORE,
+    verbose: bool = VERBOSE,
 ) -> None:
     """Run a k-sweep: retrieve once, generate and judge at every k, choose k with confidence.
 
@@ -155,14 +163,25 @@ def demo(
     cases: int | None = typer.Option(
         None, "--cases", min=1, help="Use a seeded random sample of this many questions."
     ),
+    executor: str | None = EXECUTOR,
+    ray_address: str | None = ADDRESS,
+    workers: int | None = WORKERS,
+    verbose: bool = VERBOSE,
 ) -> None:
-    """The k-sweep, offline, on the bundled demo set: prints the chosen k, writes a report."""
+    """The k-sweep, offline, on the bundled demo set: prints the chosen k, writes a report.
+
+    ``--executor ray`` runs it on Ray workers (a local Ray unless ``--ray-address``), as
+    ``ragjudge sweep`` does."""
     from ragjudge.report.build import check_out_dir
-    from ragjudge.sweep.demo import run_demo
+    from ragjudge.sweep.demo import demo_config, run_demo
 
     check_out_dir(out)  # before any work
+    set_verbose(verbose)
+    chosen = executor_config(executor, ray_address, workers, demo_config().executor)
     err = _console()
-    result = run_demo(out, cases=cases, progress=err.print, progress_bar=err.is_terminal)
+    result = run_demo(
+        out, cases=cases, progress=err.print, progress_bar=err.is_terminal, executor=chosen
+    )
     _print_summary(result.summary, out)
     best = result.summary.choice.best_k
     print(f"chosen k = {best}; tables, plots and summary in {out}/ (open {out}/summary.html)")

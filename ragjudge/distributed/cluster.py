@@ -47,11 +47,15 @@ class WorkerDiedError(RagjudgeError):
 
 def connect(address: str | None, num_workers: int) -> None:
     """Join the cluster at ``address``, or start a local Ray with at least ``num_workers``
-    CPUs when it is None; quiet (warnings only), no dashboard."""
+    CPUs when it is None; no dashboard. Ray's own messages (its Python warnings and its
+    workers' log lines) are shown only when the ``ragjudge`` logger is at INFO (``--verbose``):
+    ragjudge says itself what a user needs to know."""
     if ray.is_initialized():
         return
-    logging.getLogger("ray").setLevel(logging.WARNING)
-    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    verbose = logging.getLogger("ragjudge").isEnabledFor(logging.INFO)
+    level = logging.INFO if verbose else logging.ERROR
+    logging.getLogger("ray").setLevel(level)
+    options: dict[str, Any] = {"logging_level": level, "log_to_driver": verbose}
     if address is None:
         options |= {"num_cpus": max(os.cpu_count() or 1, num_workers), "include_dashboard": False}
     ray.init(address=address, **options)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ragjudge.resources import demo_dir
 from ragjudge.store import RunStore
-from ragjudge.sweep.config import SweepConfig, load_config
+from ragjudge.sweep.config import ExecutorConfig, SweepConfig, load_config
 from ragjudge.sweep.execute import Progress
 from ragjudge.sweep.render import write_report
 from ragjudge.sweep.run import SweepOutcome, run_sweep
@@ -27,11 +27,15 @@ def run_demo(
     store: RunStore | None = None,
     progress: Progress | None = None,
     progress_bar: bool = False,
+    executor: ExecutorConfig | None = None,
 ) -> SweepOutcome:
     """Run the demo sweep (resuming an unfinished demo run) and write its report to ``out``.
 
-    ``cases`` keeps a seeded random sample of that many questions (a quicker look)."""
+    ``cases`` keeps a seeded random sample of that many questions (a quicker look);
+    ``executor`` runs it on Ray (``docs/scale.md``): the same run, resumable on either."""
     config = demo_config()
+    if executor is not None:
+        config = config.model_copy(update={"executor": executor})
     if cases is not None:
         config = config.model_copy(
             update={"dataset": config.dataset.model_copy(update={"sample": cases})}
