@@ -321,7 +321,7 @@ def test_testset_in_llm_mode(real_env: LlamaServer, tmp_path: Path) -> None:
     model's questions rarely pass the source check, so few or none are kept)."""
     corpus = demo_dir() / "corpus.jsonl"
     args = ["testset", "--corpus", str(corpus), "--n", "2", "--out", str(tmp_path / "ts")]
-    out = _cli([*args, "--backend", "llm", "--max-calls", "4"], dict(os.environ))
+    out = _cli([*args, "--backend", "llm", "--max-calls", "12"], dict(os.environ))
     print(f"\ntestset on llama.cpp: {out.stdout.strip().splitlines()[-1:]}")
     assert out.returncode in (0, 3), out.stdout + out.stderr
     assert "llm backend" in out.stdout and "Traceback" not in out.stderr
