@@ -431,13 +431,17 @@ class SqlRunStore:
             ],
         )
 
-    def rankings(self, run_id: str) -> dict[str, Ranking]:
+    def _by_case(self, table: sa.Table, column: str, model: type[M], run_id: str) -> dict[str, M]:
+        """``table``'s rows of ``run_id`` by case id, ``column`` parsed as ``model``."""
         rows = self._rows(
-            sa.select(t.rankings.c.case_id, t.rankings.c.ranking)
-            .where(t.rankings.c.run_id == run_id)
-            .order_by(t.rankings.c.case_id)
+            sa.select(table.c.case_id, table.c[column])
+            .where(table.c.run_id == run_id)
+            .order_by(table.c.case_id)
         )
-        return {c: self._parse(Ranking, r, run_id, "rankings", c) for c, r in rows}
+        return {c: self._parse(model, raw, run_id, table.name, c) for c, raw in rows}
+
+    def rankings(self, run_id: str) -> dict[str, Ranking]:
+        return self._by_case(t.rankings, "ranking", Ranking, run_id)
 
     def put_cases(self, run_id: str, cases: Iterable[TestCase]) -> None:
         self._upsert(
@@ -446,12 +450,7 @@ class SqlRunStore:
         )
 
     def cases(self, run_id: str) -> dict[str, TestCase]:
-        rows = self._rows(
-            sa.select(t.cases.c.case_id, t.cases.c.testcase)
-            .where(t.cases.c.run_id == run_id)
-            .order_by(t.cases.c.case_id)
-        )
-        return {c: self._parse(TestCase, tc, run_id, "cases", c) for c, tc in rows}
+        return self._by_case(t.cases, "testcase", TestCase, run_id)
 
     def put_retrieval_metrics(self, run_id: str, rows: Iterable[RetrievalMetric]) -> None:
         self._upsert(
