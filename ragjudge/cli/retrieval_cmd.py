@@ -104,7 +104,7 @@ def retrieval(
     workers: int | None = WORKERS,
 ) -> None:
     """Retrieve (and re-rank) every judged query, evaluate, print a table. ``--executor ray``
-    encodes the corpus on Ray Data and ranks the queries in batches on Ray workers."""
+    encodes the corpus on Ray encoder actors and ranks the queries in batches on Ray workers."""
     from ragjudge.cli.metrics_cmd import parse_ks
     from ragjudge.io import write_trec_run
     from ragjudge.metrics import evaluate_rankings

@@ -4,7 +4,7 @@
 - ``cluster``: joining a cluster (``connect``), the worker pool that batches go to, and the
   two actors every worker shares: the endpoint's rate gate and the driver's LLM cache;
 - ``workers``: the worker actor (the retriever, generator and judges built once per worker);
-- ``encode``: corpus encoding as a Ray Data pipeline into the content-hash vector cache;
+- ``encode``: corpus encoding on a pool of encoder actors into the content-hash vector cache;
 - ``executor``: ``RayExecutor``, the ``ragjudge.protocols.Executor`` of a sweep on Ray;
 - ``jobs``: ``ragjudge judge`` and ``ragjudge retrieval`` on Ray.
 
@@ -20,14 +20,13 @@ from typing import Any
 
 from ragjudge.errors import ConfigError
 
-INSTALL_HINT = "pip install 'ragjudge[ray]' (Ray Data), or use the in-process executor"
+INSTALL_HINT = "pip install 'ragjudge[ray]', or use the in-process executor"
 
 
 def require_ray() -> Any:
     """The ``ray`` module, or a ``ConfigError`` saying how to install it."""
     try:
         import ray
-        import ray.data  # the extra is ray[data]: check all of it
     except ImportError as exc:
         raise ConfigError(f"the ray executor needs Ray ({exc}): {INSTALL_HINT}") from None
     return ray

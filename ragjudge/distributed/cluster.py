@@ -59,10 +59,6 @@ def connect(address: str | None, num_workers: int) -> None:
     if address is None:
         options |= {"num_cpus": max(os.cpu_count() or 1, num_workers), "include_dashboard": False}
     ray.init(address=address, **options)
-    logging.getLogger("ray.data").setLevel(logging.ERROR)
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
-    ctx.print_on_execution_start = False
 
 
 @ray.remote(num_cpus=0)
@@ -183,13 +179,12 @@ class WorkerPool:
             env.setdefault(name, value)
         self.num_workers = num_workers
         self.name = f"ragjudge-worker-{uuid.uuid4().hex[:8]}"
-        # Kept referenced for the pool's life: a restarted worker is built from them again.
-        self._args = [ray.put(build), ray.put(list(documents))]
+        # Kept referenced for the pool's life: a restarted worker builds its parts from it
+        # again on its next call (``Worker``).
+        self._shared = [ray.put((build, list(documents), gate, cache))]
         per_worker = math.ceil(concurrency / num_workers)
         self.actors = [
-            cast(Any, Worker)
-            .options(name=f"{self.name}-{i}")
-            .remote(self._args[0], env, gate, cache, self._args[1], per_worker)
+            cast(Any, Worker).options(name=f"{self.name}-{i}").remote(env, per_worker)
             for i in range(num_workers)
         ]
         self._support = (gate, cache)
@@ -200,9 +195,9 @@ class WorkerPool:
         batches: Sequence[tuple[Any, ...]],
         before: Callable[[int], None] | None = None,
     ) -> Iterator[tuple[int, Any]]:
-        """``(index, result)`` of ``worker.method(*batch)`` for each batch, as each finishes.
-        ``before(i)`` runs before batch ``i`` is sent; if it raises, nothing more is sent, the
-        batches in flight are still yielded, then the exception is re-raised."""
+        """``(index, result)`` of ``worker.method(shared, *batch)`` for each batch, as each
+        finishes. ``before(i)`` runs before batch ``i`` is sent; if it raises, nothing more is
+        sent, the batches in flight are still yielded, then the exception is re-raised."""
         todo = deque(range(len(batches)))
         slots = deque(a for a in self.actors for _ in range(IN_FLIGHT_PER_WORKER))
         pending: dict[Any, tuple[int, Any]] = {}
@@ -218,7 +213,7 @@ class WorkerPool:
                     break
                 todo.popleft()
                 actor = slots.popleft()
-                pending[getattr(actor, method).remote(*batches[i])] = (i, actor)
+                pending[getattr(actor, method).remote(self._shared, *batches[i])] = (i, actor)
             if not pending:
                 break
             done, _ = ray.wait(list(pending), num_returns=1)

@@ -1,7 +1,7 @@
-"""Corpus encoding as a Ray Data pipeline: the documents missing from an encoder's
-content-hash vector cache (``ragjudge.retrieval.cache.VectorCache``) go through
-``map_batches`` on a pool of encoder actors (the encoder loaded once per actor), and the driver
-writes each returned batch into the cache. The cache is the same one the in-process dense
+"""Corpus encoding on a pool of Ray actors: the documents missing from an encoder's
+content-hash vector cache (``ragjudge.retrieval.cache.VectorCache``) go in batches to encoder
+actors (the encoder loaded once per actor; ``ray.util.ActorPool``), and the driver writes each
+returned batch into the cache as it arrives. The cache is the same one the in-process dense
 retriever reads, so its ``index`` then encodes nothing, and a corpus encoded on Ray is never
 encoded again by either executor.
 """
@@ -9,7 +9,7 @@ encoded again by either executor.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast  # cast: mypy sees a @ray.remote class as the plain class
 
 import numpy as np
 
@@ -21,17 +21,24 @@ ray = require_ray()
 BATCH = 256
 
 
-class _EncodeBatch:
-    """Ray Data callable class: one encoder per actor, ``{hash, text}`` -> ``{hash, vector}``."""
+@ray.remote(num_cpus=1, max_restarts=1, max_task_retries=1)
+class EncoderActor:
+    """One encoder per actor: a batch of texts -> their vectors (float32, one row per text).
+
+    The encoder's spec is a small constructor argument that Ray inlines with the actor's
+    creation; Ray Data's actor pools keep constructor arguments in the object store instead,
+    and with restarts on, Ray's core worker then wrote a warning line for every actor on
+    every run."""
 
     def __init__(self, encoder: Any) -> None:
         from ragjudge.retrieval.dense import resolve_encoder
 
         self.encoder = resolve_encoder(encoder)
 
-    def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        vecs = self.encoder.encode([str(t) for t in batch["text"]])
-        return {"hash": batch["hash"], "vector": np.asarray(vecs, dtype=np.float32)}
+    def encode(self, batch: dict[str, str]) -> dict[str, np.ndarray]:
+        """``{content hash: text}`` -> ``{content hash: vector}``."""
+        vecs = np.asarray(self.encoder.encode(list(batch.values())), dtype=np.float32)
+        return dict(zip(batch, vecs, strict=True))
 
 
 def encode_corpus(
@@ -48,18 +55,16 @@ def encode_corpus(
     have = cache.get_many(hashes)
     todo = {h: doc_text(d) for h, d in zip(hashes, documents, strict=True) if h not in have}
     if todo:
-        ds = ray.data.from_items([{"hash": h, "text": t} for h, t in todo.items()])
-        ds = ds.map_batches(
-            _EncodeBatch,
-            fn_constructor_args=(encoder,),
-            batch_size=BATCH,
-            batch_format="numpy",
-            compute=ray.data.ActorPoolStrategy(size=num_workers),
-            num_cpus=1,
-        )
-        for batch in ds.iter_batches(batch_size=None, batch_format="numpy"):
-            new = {str(h): v for h, v in zip(batch["hash"], batch["vector"], strict=True)}
+        from ray.util import ActorPool
+
+        keys = list(todo)
+        batches = [{h: todo[h] for h in keys[i : i + BATCH]} for i in range(0, len(keys), BATCH)]
+        size = max(1, min(num_workers, len(batches)))
+        actors = [cast(Any, EncoderActor).remote(encoder) for _ in range(size)]
+        for new in ActorPool(actors).map_unordered(lambda a, b: a.encode.remote(b), batches):
             cache.put_many(new)
             have.update(new)
+        for actor in actors:
+            ray.kill(actor)
     cache.close()
     return have

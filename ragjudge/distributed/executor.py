@@ -3,7 +3,7 @@
 The driver (this process) plans, dispatches batches and writes the run store, exactly as the
 in-process executor does; only the work moves:
 
-- retrieval: the corpus of every dense stage is encoded by a Ray Data pipeline into the
+- retrieval: the corpus of every dense stage is encoded by Ray encoder actors into the
   content-hash vector cache (``encode``), then the queries are ranked in batches on the
   workers (each indexes the corpus once, reading the driver's vectors);
 - generation: each slice of answers at one k in batches of cases;
@@ -86,8 +86,8 @@ class RayExecutor(InProcessExecutor):
                 self.comp.llm.ledger.record(entry)
 
     def _rank(self, queries: Mapping[str, str], k: int) -> tuple[dict[str, Ranking], str | None]:
-        """Encode the corpus of each dense stage on Ray Data, then rank ``queries`` in batches
-        on the workers."""
+        """Encode the corpus of each dense stage on Ray encoder actors, then rank ``queries`` in
+        batches on the workers."""
         docs = self.testset.documents
         vectors = encode_stages(self.comp.retriever, docs, self.workers, self.progress)
         return rank_on_ray(self.pool, vectors, queries, k)

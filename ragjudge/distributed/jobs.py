@@ -22,8 +22,8 @@ ray = require_ray()
 def encode_stages(
     retriever: Any, documents: Sequence[Document], num_workers: int, progress: Callable[[str], None]
 ) -> dict[str, dict[str, Any]]:
-    """Encode ``documents`` for each dense stage of ``retriever`` on Ray Data (before the
-    workers start: encoding needs the CPUs); ``{encoder name: {content hash: vector}}``."""
+    """Encode ``documents`` for each dense stage of ``retriever`` on Ray encoder actors (before
+    the workers start: encoding needs the CPUs); ``{encoder name: {content hash: vector}}``."""
     vectors = {}
     for dense in dense_parts(retriever):
         progress(f"encoding {len(documents)} documents on Ray ({dense.name})")

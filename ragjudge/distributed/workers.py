@@ -93,31 +93,41 @@ def seed_vectors(vectors: Mapping[str, Mapping[str, np.ndarray]]) -> None:
 
 @ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=-1)
 class Worker:
-    """One worker: ``env`` (the driver's LLM variables) set, the cluster's gate and cache
-    installed, then ``build()``'s parts built; ``concurrency`` items in flight per batch."""
+    """One worker: ``env`` (the driver's LLM variables) set; ``concurrency`` items in flight
+    per batch. Every call brings ``shared``, a list holding one object ref to ``(build,
+    documents, gate, cache)`` that the pool keeps alive; the first call of a (re)started worker
+    installs the cluster's gate and cache and builds ``build()``'s parts from it.
 
-    def __init__(
-        self,
-        build: Callable[[], Parts],
-        env: Mapping[str, str],
-        gate: Any,
-        cache: Any,
-        documents: Sequence[Document],
-        concurrency: int,
-    ) -> None:
+    The ref travels with the calls, not the constructor: Ray's core worker writes an error
+    line on stderr for an actor that may restart and whose constructor arguments hold object
+    refs (or actor handles), and a restarted worker gets its parts from the next call anyway."""
+
+    def __init__(self, env: Mapping[str, str], concurrency: int) -> None:
         os.environ.update(env)
-        if gate is not None:
-            use_gate(gate)
-        if cache is not None:
-            use_cache(cache)
-        self.parts = build()
-        self.documents = list(documents)
-        self.docs = {d.id: d for d in self.documents}
         self.concurrency = concurrency
+        self._parts: Parts | None = None
+        self.documents: list[Document] = []
+        self.docs: dict[str, Document] = {}
         self.indexed = False
         self.entries: list[Any] = []
-        if self.parts.ledger is not None:
-            self.parts.ledger.subscribe(self.entries.append)
+        self._building = asyncio.Lock()
+
+    async def _ready(self, shared: list[Any]) -> Parts:
+        async with self._building:  # the calls in flight on this worker build the parts once
+            if self._parts is not None:
+                return self._parts
+            build, documents, gate, cache = await shared[0]
+            if gate is not None:
+                use_gate(gate)
+            if cache is not None:
+                use_cache(cache)
+            parts: Parts = build()
+            self.documents = list(documents)
+            self.docs = {d.id: d for d in self.documents}
+            if parts.ledger is not None:
+                parts.ledger.subscribe(self.entries.append)
+            self._parts = parts
+            return parts
 
     def _drain(self) -> list[Any]:
         out, self.entries[:] = list(self.entries), []
@@ -125,6 +135,7 @@ class Worker:
 
     async def retrieve(
         self,
+        shared: list[Any],
         queries: Mapping[str, str],
         k: int,
         vectors: Mapping[str, Mapping[str, np.ndarray]],
@@ -133,15 +144,17 @@ class Worker:
         built on the first call, from ``vectors`` for the dense stages)."""
         from ragjudge.sweep.stages import reranking_failure
 
+        parts = await self._ready(shared)
         if not self.indexed:
             seed_vectors(vectors)
-            self.parts.retriever.index(self.documents)
+            parts.retriever.index(self.documents)
             self.indexed = True
-        got = self.parts.retriever.retrieve(dict(queries), k)
-        return got, reranking_failure(self.parts.retriever)
+        got = parts.retriever.retrieve(dict(queries), k)
+        return got, reranking_failure(parts.retriever)
 
     async def generate(
         self,
+        shared: list[Any],
         cases: Sequence[TestCase],
         rankings: Mapping[str, Ranking],
         k: int,
@@ -150,25 +163,26 @@ class Worker:
         """The answers of ``cases`` at ``k`` (``generate_answers``) and their ledger entries."""
         from ragjudge.generate import generate_answers
 
-        assert self.parts.generator is not None
+        parts = await self._ready(shared)
+        assert parts.generator is not None
         got = await generate_answers(
             cases,
             rankings,
             self.docs,
             [k],
-            self.parts.generator,
+            parts.generator,
             concurrency=self.concurrency,
             existing=existing,
         )
         return got, self._drain()
 
     async def judge(
-        self, name: str, items: Sequence[JudgeInput]
+        self, shared: list[Any], name: str, items: Sequence[JudgeInput]
     ) -> tuple[list[JudgeResult], list[Any]]:
         """Judge ``name``'s result for each item (in order) and the ledger entries."""
         from ragjudge.judges.runner import judge_one, prepared_slices
 
-        judge = self.parts.judges[name]
+        judge = (await self._ready(shared)).judges[name]
         sem = asyncio.Semaphore(self.concurrency)
 
         async def one(item: JudgeInput) -> JudgeResult:
