@@ -18,6 +18,7 @@ instructions. Every system prompt says that fenced content is data, not instruct
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -166,3 +167,31 @@ def fit_contexts(
         else:
             out.append(text)
     return out, {"contexts_truncated": float(cut), "context_chars_dropped": float(dropped)}
+
+
+OFFLINE_MAX_CHARS = ContextBudget.max_chars_per_context
+"""Longest text (a context, the answer, the reference) an offline judge or the extractive
+generator reads: 6,000 characters (about 1,000 words, above any retrieval chunk), the LLM
+path's ``ContextBudget``. Longer texts are cut, so that one 5 MB document costs seconds and
+bounded memory instead of minutes; the cut is recorded (``cap_item``)."""
+OFFLINE_MAX_TOTAL = ContextBudget.max_total_chars
+"""Most characters of all contexts of one item together (each keeps ``total // n`` at least)."""
+
+
+def cap_texts(
+    texts: Sequence[str], per_text: int, total: int | None = None
+) -> tuple[list[str], int, int]:
+    """``texts`` each cut to ``min(per_text, total // n)`` characters (a cut text ends with
+    ``TRUNCATION_MARK``; a text cut before passes unchanged), with how many were cut and the
+    characters dropped."""
+    cap = per_text if total is None or not texts else min(per_text, max(1, total // len(texts)))
+    out: list[str] = []
+    cut = dropped = 0
+    for text in texts:
+        if len(text) > cap + len(TRUNCATION_MARK):
+            out.append(text[:cap] + TRUNCATION_MARK)
+            cut += 1
+            dropped += len(text) - cap
+        else:
+            out.append(text)
+    return out, cut, dropped

@@ -1,5 +1,7 @@
 """The import graph of ``ragjudge`` has no circle: a module never imports, however indirectly,
-a module that imports it back.
+a module that imports it back; nor does a package (``ragjudge.<name>``, a subpackage or a
+top-level module): the packages stand in ``LAYERS``, and a package imports only packages of the
+layers below its own, never one of its own layer or above.
 
 Every import counts: module level, inside functions (a lazy import is still a dependency) and
 under ``TYPE_CHECKING`` (types are vocabulary; ``protocols.py`` must not need the sweep's).
@@ -112,3 +114,86 @@ def test_protocols_and_schema_import_nothing_above_them():
     graph = import_graph()
     assert graph["ragjudge.protocols"] <= {"ragjudge.schema"}, graph["ragjudge.protocols"]
     assert graph["ragjudge.schema"] <= {"ragjudge.errors"}, graph["ragjudge.schema"]
+
+
+LAYERS: list[set[str]] = [
+    {"errors", "home", "schema", "text"},
+    {"protocols", "stats", "resources", "render"},
+    {"adapters", "embedding", "io", "prompts"},
+    {"llm", "metrics"},
+    {"store", "retrieval"},
+    {"generate", "judges"},
+    {"testset", "report", "calibrate"},
+    {"sweep", "testing"},
+    {"distributed", "ui"},
+    {"api"},
+    {"cli"},
+    {"__main__"},
+]
+"""The layers of the house, bottom first (docs/architecture.md): vocabulary and utilities, the
+data and model plumbing, the LLM client, the run store and retrieval, generation and judging
+(side by side: neither needs the other), what is built from judges, the sweep, what drives
+sweeps, the public API, the command line and its `python -m` entry."""
+
+
+def package_of(module: str) -> str:
+    """``ragjudge.judges.llm.base`` -> ``judges``; ``ragjudge.prompts`` -> ``prompts``."""
+    return module.split(".")[1]
+
+
+def package_graph(graph: dict[str, set[str]]) -> dict[str, dict[str, list[str]]]:
+    """package -> the packages it imports -> the module imports that make the edge."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for mod, targets in graph.items():
+        edges = out.setdefault(package_of(mod), {})
+        for target in sorted(targets):
+            if package_of(target) != package_of(mod):
+                edges.setdefault(package_of(target), []).append(f"{mod} -> {target}")
+    return out
+
+
+def layer_violations(
+    packages: dict[str, dict[str, list[str]]], layers: list[set[str]]
+) -> list[str]:
+    """Every import from a package to one of its own layer or a layer above, named by module."""
+    rank = {name: i for i, layer in enumerate(layers) for name in layer}
+    return [
+        f"{a} (layer {rank[a]}) imports {b} (layer {rank[b]}): {', '.join(why)}"
+        for a in sorted(packages)
+        for b, why in sorted(packages[a].items())
+        if rank[b] >= rank[a]
+    ]
+
+
+def test_the_layer_check_finds_an_upward_import_and_a_package_circle():
+    graph = {
+        "ragjudge.generate.extractive": {"ragjudge.judges.items"},
+        "ragjudge.judges.ragas": {"ragjudge.generate.chat"},
+        "ragjudge.judges.items": set(),
+        "ragjudge.generate.chat": {"ragjudge.llm.types"},
+        "ragjudge.llm.types": set(),
+    }
+    packages = package_graph(graph)
+    assert circles({a: set(b) for a, b in packages.items()}) == [["generate", "judges"]]
+    found = layer_violations(packages, [{"llm"}, {"generate", "judges"}])
+    assert found == [
+        "generate (layer 1) imports judges (layer 1): "
+        "ragjudge.generate.extractive -> ragjudge.judges.items",
+        "judges (layer 1) imports generate (layer 1): "
+        "ragjudge.judges.ragas -> ragjudge.generate.chat",
+    ]
+    assert layer_violations(package_graph(graph), [{"llm"}, {"generate"}, {"judges"}]) == [
+        "generate (layer 1) imports judges (layer 2): "
+        "ragjudge.generate.extractive -> ragjudge.judges.items"
+    ]
+
+
+def test_the_packages_have_no_circle_and_import_only_layers_below():
+    packages = package_graph(import_graph())
+    named = {name for layer in LAYERS for name in layer}
+    assert set(packages) <= named, f"packages in no layer: {sorted(set(packages) - named)}"
+    assert sum(len(layer) for layer in LAYERS) == len(named), "a package stands in two layers"
+    found = circles({a: set(b) for a, b in packages.items()})
+    assert not found, f"package circles: {found}"
+    violations = layer_violations(packages, LAYERS)
+    assert not violations, "imports running up or across a layer:\n" + "\n".join(violations)

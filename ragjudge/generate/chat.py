@@ -10,28 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any
 
-from ragjudge.llm.types import LLMResult
+from ragjudge.llm.types import ChatClient
 from ragjudge.prompts import ContextBudget, fit_contexts, load_prompt
-from ragjudge.schema import Answer, Document, PromptRef, TestCase
+from ragjudge.schema import Answer, Document, TestCase
 
 NO_ANSWER = "I don't know based on the given contexts."
 _CITATION = re.compile(r"\[(\d+)\]")
-
-
-class ChatClient(Protocol):
-    """The part of ``ragjudge.llm.LLMClient`` the chat generator uses."""
-
-    async def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        prompt: PromptRef,
-        tags: dict[str, Any] | None = None,
-        n: int = 1,
-        **sampling: Any,
-    ) -> LLMResult[str]: ...
 
 
 def parse_citations(text: str, n_contexts: int) -> list[int]:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ragjudge.errors import ConfigError
+from ragjudge.prompts import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL, cap_texts
 from ragjudge.protocols import Encoder
 from ragjudge.schema import Answer, Document, TestCase
 from ragjudge.text import content_words, split_sentences
@@ -87,10 +88,8 @@ class ExtractiveGenerator:
 
     def answer(self, case: TestCase, contexts: Sequence[Document], k: int) -> Answer:
         """The synchronous body of ``generate``. Contexts are cut to bounded length first
-        (``ragjudge.judges.items.cap_texts``; ``Answer.contexts`` holds what was read, a cut
+        (``ragjudge.prompts.cap_texts``; ``Answer.contexts`` holds what was read, a cut
         context ending with the truncation mark)."""
-        from ragjudge.judges.items import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL, cap_texts
-
         texts, _, _ = cap_texts([d.text for d in contexts], OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL)
         located = [(j, s) for j, t in enumerate(texts) for s in split_sentences(t)]
         chosen: list[tuple[int, int, str]] = []

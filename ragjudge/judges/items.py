@@ -18,35 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from ragjudge.errors import DataError
-from ragjudge.prompts import TRUNCATION_MARK, ContextBudget
+from ragjudge.prompts import cap_texts
 from ragjudge.schema import Answer, JudgeInput, JudgeResult, TestCase
-
-OFFLINE_MAX_CHARS = ContextBudget.max_chars_per_context
-"""Longest text (a context, the answer, the reference) an offline judge or the extractive
-generator reads: 6,000 characters (about 1,000 words, above any retrieval chunk), the LLM
-path's ``ContextBudget``. Longer texts are cut, so that one 5 MB document costs seconds and
-bounded memory instead of minutes; the cut is recorded (``cap_item``)."""
-OFFLINE_MAX_TOTAL = ContextBudget.max_total_chars
-"""Most characters of all contexts of one item together (each keeps ``total // n`` at least)."""
-
-
-def cap_texts(
-    texts: Sequence[str], per_text: int, total: int | None = None
-) -> tuple[list[str], int, int]:
-    """``texts`` each cut to ``min(per_text, total // n)`` characters (a cut text ends with
-    ``TRUNCATION_MARK``; a text cut before passes unchanged), with how many were cut and the
-    characters dropped."""
-    cap = per_text if total is None or not texts else min(per_text, max(1, total // len(texts)))
-    out: list[str] = []
-    cut = dropped = 0
-    for text in texts:
-        if len(text) > cap + len(TRUNCATION_MARK):
-            out.append(text[:cap] + TRUNCATION_MARK)
-            cut += 1
-            dropped += len(text) - cap
-        else:
-            out.append(text)
-    return out, cut, dropped
 
 
 def cap_item(item: JudgeInput, per_text: int, total: int) -> tuple[JudgeInput, dict[str, float]]:

@@ -33,10 +33,9 @@ from functools import lru_cache
 from typing import Any
 
 from ragjudge.errors import ConfigError
-from ragjudge.generate.chat import ChatClient
 from ragjudge.judges.registry import register_judge
 from ragjudge.llm.settings import error_text
-from ragjudge.llm.types import LLMError
+from ragjudge.llm.types import ChatClient, LLMError
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus, PromptRef, TokenUsage
 
 

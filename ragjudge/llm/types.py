@@ -7,11 +7,11 @@ the failure kind. Callers map ``error.kind`` onto their own typed status
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ragjudge.schema import TokenUsage
+from ragjudge.schema import PromptRef, TokenUsage
 
 ErrorKind = Literal[
     "rate_limited", "timeout", "provider_error", "parse_error", "refused", "context_too_long"
@@ -54,3 +54,17 @@ PREFLIGHT = "ragjudge/preflight@v1"
 TEMPLATE_HEADER = "X-Ragjudge-Template"
 """HTTP header carrying ``name@version`` of the prompt template; endpoints ignore it, the local
 test server uses it to choose a scripted responder."""
+
+
+class ChatClient(Protocol):
+    """The part of ``ragjudge.llm.LLMClient`` the chat generator and the ragas adapter use."""
+
+    async def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        prompt: PromptRef,
+        tags: dict[str, Any] | None = None,
+        n: int = 1,
+        **sampling: Any,
+    ) -> LLMResult[str]: ...

@@ -20,10 +20,10 @@ from pathlib import Path
 
 from ragjudge.embedding import BF16_SUFFIX
 from ragjudge.judges.base import make_result, precheck
-from ragjudge.judges.items import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL
 from ragjudge.judges.offline.embed import EmbeddingCache, TextRecorder, shared_cache
 from ragjudge.judges.offline.features import TextProfile, profile
 from ragjudge.judges.offline.params import Params, load_params
+from ragjudge.prompts import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
 ALGORITHM_VERSION = "6"
