@@ -3,7 +3,8 @@
 ``RAGJUDGE_HOME`` if set, else ``.ragjudge/`` in the working directory. Inside it:
 ``cache.sqlite`` (LLM calls), ``runs.sqlite`` (run store), ``embeddings/`` (document vectors),
 ``rerank.sqlite`` (reranker scores), ``sweeps/RUN_ID/`` (a sweep's tables, plots and summary
-when ``ragjudge sweep`` is given no ``--out``).
+when ``ragjudge sweep`` is given no ``--out``), ``exports/RUN_ID.FORMAT`` (``ragjudge runs
+export`` without ``--out``).
 """
 
 from __future__ import annotations

@@ -253,6 +253,51 @@ def test_a_store_of_the_previous_release_upgrades_in_place(tmp_path):
     assert open_store(path).labels(run.run_id)[0].value == 1.0  # reopening does not migrate again
 
 
+def _sql_url(store_url: str) -> str:
+    return store_url if "://" in store_url else f"sqlite:///{store_url}"
+
+
+def test_a_table_someone_added_is_named_not_called_corrupt(store_url):
+    """A run store is precious (issue #30): a healthy store holding a table ragjudge did not
+    make, under a name a migration needs, gets a message saying exactly that, and the failed
+    upgrade leaves it as it was; an extra table under another name is simply kept."""
+    import sqlalchemy as sa
+
+    engine = sa.create_engine(_sql_url(store_url))
+    with engine.begin() as conn:
+        conn.execute(sa.text("CREATE TABLE labels (mine TEXT)"))
+        conn.execute(sa.text("INSERT INTO labels VALUES ('keep me')"))
+        conn.execute(sa.text("CREATE TABLE my_notes (note TEXT)"))
+    with pytest.raises(StateFileError) as err:
+        open_store(store_url)
+    msg = str(err.value)
+    assert "\n" not in msg and "already" in msg and "labels" in msg, msg
+    assert "to 0" in msg and "rolled back" in msg and "intact" in msg, msg
+    assert "corrupt" not in msg and "truncated" not in msg, msg
+    assert "s3cret" not in msg
+    with engine.begin() as conn:
+        have = set(sa.inspect(conn).get_table_names())
+        assert {"labels", "my_notes"} <= have and "runs" not in have, have  # rolled back whole
+        assert conn.execute(sa.text("SELECT mine FROM labels")).scalar_one() == "keep me"
+        conn.execute(sa.text("DROP TABLE labels"))
+    store = open_store(store_url)  # the extra table of another name is no obstacle
+    assert store.list_runs() == []
+    with engine.connect() as conn:
+        assert "my_notes" in sa.inspect(conn).get_table_names()
+    engine.dispose()
+
+
+def test_a_store_of_a_newer_release_is_refused_unchanged(tmp_path):
+    path = tmp_path / "runs.sqlite"
+    open_store(path)
+    with sqlite3.connect(path) as con:
+        con.execute("UPDATE alembic_version SET version_num = '0999'")
+    before = path.read_bytes()
+    with pytest.raises(StateFileError, match=r"newer ragjudge \(schema revision 0999; this"):
+        open_store(path)
+    assert path.read_bytes() == before
+
+
 def test_human_labels_keep_every_labeler(store_url):
     store = open_store(store_url)
     store.create_run(manifest())

@@ -88,6 +88,24 @@ def test_runs_commands(stored_run, tmp_path):
     assert res.exit_code == 0 and len(pd.read_csv(out)) == 28
 
 
+def test_export_without_out_writes_into_the_state_folder_not_the_cwd(
+    stored_run, tmp_path, monkeypatch
+):
+    """Issue #30 item 17's rule, for ``runs export``: nothing lands in the working directory."""
+    from ragjudge.home import home
+
+    _, run_id = stored_run
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    res = CliRunner().invoke(app, ["runs", "export", "latest", "--format", "jsonl"])
+    assert res.exit_code == 0, res.output
+    written = home() / "exports" / f"{run_id}.jsonl"
+    assert res.output.strip().splitlines()[-1] == f"wrote {written}"
+    assert len(written.read_text().splitlines()) == 28
+    assert list(cwd.iterdir()) == []
+
+
 def test_a_run_keeps_its_test_cases_and_spot_check_needs_no_data_folder(stored_run, tmp_path):
     store, run_id = stored_run
     view = RunView.read(store, run_id)

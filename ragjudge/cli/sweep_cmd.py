@@ -262,17 +262,24 @@ def runs_show(
 def runs_export(
     run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
     fmt: str = typer.Option("parquet", "--format", "-f", help="parquet, csv, jsonl or hf."),
-    out: Path | None = typer.Option(None, "--out", "-o", help="Output file (folder for hf)."),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Output file (folder for hf); default: exports/RUN_ID.FORMAT in the state folder.",
+    ),
     store_url: str | None = STORE,
 ) -> None:
-    """Export a run as one row per (case, k): answers, judge scores and statuses, metrics."""
+    """Export a run as one row per (case, k): answers, judge scores and statuses, metrics.
+    The last line printed names what was written."""
+    from ragjudge.home import home
     from ragjudge.store import open_store
     from ragjudge.store.export import export_run
 
     store = open_store(store_url, must_exist=store_url is not None)
     run_id = store.resolve(run)
     suffix = "" if fmt == "hf" else f".{fmt}"
-    path = export_run(store, run_id, fmt, out or Path(f"{run_id}{suffix}"))
+    path = export_run(store, run_id, fmt, out or home() / "exports" / f"{run_id}{suffix}")
     print(f"wrote {path}")
 
 

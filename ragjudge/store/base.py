@@ -76,8 +76,10 @@ class StoredLabel(BaseModel):
 
     ``value`` is in the native units of ``calibrate.labels`` (binary 0/1, ordinal 1..5,
     continuous [0, 1], pairwise +1/-1/0); ``raw`` is the label as given (``"yes"``, ``"4"``).
-    ``judge`` is the judge dimension labelled; ``judge_version`` the version of that judge whose
-    result the labeler saw (None when none was shown). ``id`` is given by the store."""
+    ``judge`` is the judge dimension labelled; ``judge_version`` the version of that judge in the
+    labelled run, whose result for this item the label is compared with (the labeler is not
+    shown it, so as not to anchor them); None when unknown (a label imported from a CSV).
+    ``id`` is given by the store."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

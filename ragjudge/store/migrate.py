@@ -11,6 +11,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util import CommandError
 from sqlalchemy import Connection
 
 
@@ -27,6 +28,15 @@ def head() -> str:
     found = ScriptDirectory.from_config(_config()).get_current_head()
     assert found is not None  # the package ships its migrations
     return found
+
+
+def known(rev: str) -> bool:
+    """Whether ``rev`` is a revision this code ships (a store at an unknown one was written by
+    a newer release)."""
+    try:
+        return ScriptDirectory.from_config(_config()).get_revision(rev) is not None
+    except CommandError:
+        return False
 
 
 def revision(conn: Connection) -> str | None:

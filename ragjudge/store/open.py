@@ -27,7 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.pool import StaticPool
 
-from ragjudge.errors import ConfigError, DataError
+from ragjudge.errors import ConfigError, DataError, StateFileError
 from ragjudge.home import state_path
 from ragjudge.llm.settings import redact, register_secret
 from ragjudge.store import migrate, tables
@@ -157,14 +157,42 @@ def _open_postgres(url: sa.URL) -> SqlRunStore:
 
 
 def _migrate(store: SqlRunStore, serialise: Any) -> None:
-    """Bring the store to the newest schema (``migrate.upgrade``) unless it is there."""
+    """Bring the store to the newest schema (``migrate.upgrade``) unless it is there. A store
+    at a revision this code does not know (written by a newer release) is refused unchanged; an
+    upgrade that fails is rolled back whole (``_upgrade_error`` says why)."""
     with store.connection(write=False) as conn:
-        if migrate.revision(conn) == migrate.head():
-            return
-    try:
-        with store.connection(write=True) as conn:
-            serialise(conn)
-            if migrate.revision(conn) != migrate.head():
+        current = migrate.revision(conn)
+    if current == migrate.head():
+        return
+    if current is not None and not migrate.known(current):
+        raise StateFileError(
+            f"{store.location}: written by a newer ragjudge (schema revision {current}; this "
+            f"release knows up to {migrate.head()}): upgrade ragjudge to use it; the store "
+            "was not changed"
+        )
+    with store.connection(write=True) as conn:
+        serialise(conn)
+        current = migrate.revision(conn)
+        if current != migrate.head():
+            try:
                 migrate.upgrade(conn)
-    except SQLAlchemyError as exc:
-        raise store.error(exc) from None
+            except SQLAlchemyError as exc:
+                raise _upgrade_error(store, exc, current) from None
+
+
+def _upgrade_error(store: SqlRunStore, exc: SQLAlchemyError, current: str | None) -> Exception:
+    """The one-line error of a failed schema upgrade. A name the upgrade creates that the store
+    already holds (a table or index someone added: SQLite ``already exists``, PostgreSQL
+    SQLSTATE 42P07/42710) says exactly that and that the store is intact; anything else is
+    ``SqlRunStore.error``'s (disk full, locked, a corrupt file)."""
+    orig = getattr(exc, "orig", None) or exc
+    msg = redact(str(orig).strip().splitlines()[0] if str(orig).strip() else repr(orig))
+    if "already exists" not in msg and getattr(orig, "sqlstate", None) not in ("42P07", "42710"):
+        return store.error(exc)
+    return StateFileError(
+        f"{store.location}: the schema upgrade from revision {current or '(0.1 layout)'} to "
+        f"{migrate.head()} creates a name the store already holds ({msg}), a table or index "
+        "ragjudge did not make; the upgrade was rolled back and the store is intact (do not "
+        "move it aside): rename or drop that table or index (copy out what you need from it "
+        "first), then run the command again"
+    )
