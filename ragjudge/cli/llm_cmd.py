@@ -262,12 +262,13 @@ def ledger_cmd(
 
 @llm_app.command("cache")
 def cache_cmd() -> None:
-    """Entries in the LLM cache (``<RAGJUDGE_HOME>/cache.sqlite``) per model and prompt."""
-    from ragjudge.llm import LLMCache
+    """Entries in the LLM cache (``<RAGJUDGE_HOME>/cache.sqlite``, or the database of
+    ``RAGJUDGE_LLM_CACHE_URL``) per model and prompt."""
+    from ragjudge.llm.opencache import open_cache
 
-    cache = LLMCache()
+    cache = open_cache()
     stats = cache.stats()
-    print(f"{cache.path}: {stats['entries']} entries")
+    print(f"{cache.location}: {stats['entries']} entries")
     for model, prompt, count in stats["by_prompt"]:
         print(f"  {model}  {prompt}: {count}")
 

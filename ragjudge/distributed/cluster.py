@@ -13,8 +13,8 @@ by key), so a retry costs time, never a duplicate row, and its LLM calls hit the
 ``GateActor`` holds the endpoint's ``PacedGate`` for the whole cluster: every worker's client
 asks it before each request (``ClusterGate``), so N workers together keep the configured
 ``rpm`` / ``tpm``, and a 429 seen by one worker pauses all of them. ``CacheActor`` serves the
-driver's SQLite ``LLMCache`` to every worker (``ClusterCache``): a call cached by any executor,
-on any worker, is never paid again.
+driver's LLM cache (its file, or the database of its ``RAGJUDGE_LLM_CACHE_URL``) to every
+worker (``ClusterCache``): a call cached by any executor, on any worker, is never paid again.
 """
 
 from __future__ import annotations
@@ -30,8 +30,9 @@ from typing import Any, cast  # cast: mypy sees a @ray.remote class as the plain
 
 from ragjudge.distributed import require_ray
 from ragjudge.errors import RagjudgeError
-from ragjudge.llm.cache import CachedCall, LLMCache
+from ragjudge.llm.cache import CachedCall
 from ragjudge.llm.limiter import PacedGate, wait_for_slot
+from ragjudge.llm.opencache import cache_location, open_cache
 from ragjudge.llm.settings import LLMSettings, endpoint_env
 
 ray = require_ray()
@@ -96,10 +97,11 @@ class ClusterGate:
 
 @ray.remote(num_cpus=0)
 class CacheActor:
-    """The driver's ``LLMCache`` file, served to the workers (runs on the driver's node)."""
+    """The driver's LLM cache (``open_cache``: its file, or its ``RAGJUDGE_LLM_CACHE_URL``),
+    served to the workers (runs on the driver's node)."""
 
-    def __init__(self, path: str) -> None:
-        self.cache = LLMCache(path)
+    def __init__(self, where: str) -> None:
+        self.cache = open_cache(where)
 
     def get(self, key: str) -> CachedCall | None:
         return self.cache.get(key)
@@ -140,9 +142,8 @@ def shared_llm(num_workers: int, uses_llm: bool) -> tuple[dict[str, str], Any, A
     gate = None
     if settings.rpm is not None or settings.tpm is not None:
         gate = ClusterGate(cast(Any, GateActor).remote(settings.rpm, settings.tpm))
-    cache_path = str(LLMCache().path)
     actor = cast(Any, CacheActor).options(scheduling_strategy=_on_this_node())
-    cache = ClusterCache(actor.remote(cache_path))
+    cache = ClusterCache(actor.remote(cache_location()))
     return env, gate, cache
 
 

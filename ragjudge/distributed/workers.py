@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from ragjudge.distributed import require_ray
-from ragjudge.llm.cache import use_cache
 from ragjudge.llm.limiter import use_gate
+from ragjudge.llm.opencache import use_cache
 from ragjudge.protocols import Generator, Judge
 from ragjudge.schema import Answer, Document, JudgeInput, JudgeResult, Ranking, TestCase
 

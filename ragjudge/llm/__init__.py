@@ -5,8 +5,9 @@ adaptive concurrency, structured output, a cost ledger and a content-addressed c
 The client factories live here, so that every part that calls an LLM (judges, the chat
 generator, the LLM reranker) builds its client from this layer and none imports another:
 ``default_client()`` is the client configured from the environment, ``judge_clients(n)`` are
-``n`` clients sharing one ledger and one cache (``default_cache()``: the SQLite cache, or
-the cache a Ray worker installed with ``use_cache``).
+``n`` clients sharing one ledger and one cache (``default_cache()``: the SQLite file, or the
+database of ``RAGJUDGE_LLM_CACHE_URL``, or the cache a Ray worker installed with
+``use_cache``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ragjudge.llm.cache import LLMCache, cache_key, default_cache
+from ragjudge.llm.cache import LLMCache, cache_key
 from ragjudge.llm.client import LLMClient
 from ragjudge.llm.ledger import Ledger, LedgerEntry, Price, PriceTable
+from ragjudge.llm.opencache import default_cache
 from ragjudge.llm.settings import LLMSettings
 from ragjudge.llm.tokens import DryRunEstimate, dry_run, estimate_tokens
 from ragjudge.llm.types import TEMPLATE_HEADER, LLMError, LLMResult

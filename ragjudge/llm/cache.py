@@ -8,6 +8,9 @@ paying only for the calls it had not finished. Only successful calls are stored.
 is a miss: dropped, sent again and counted, with one warning naming the file. A corrupt,
 truncated file raises ``StateFileError`` naming it; in a read-only folder the cache is read
 only (hits still served, nothing new kept).
+
+Where a client's cache lives is ``ragjudge.llm.opencache``'s choice (this file, or a table in
+a team's PostgreSQL, ``ragjudge.llm.servercache``).
 """
 
 from __future__ import annotations
@@ -50,6 +53,36 @@ class CachedCall(BaseModel):
     estimated: bool = False
 
 
+def stored_call(
+    texts: Any, prompt_tokens: Any, completion_tokens: Any, estimated: Any
+) -> CachedCall | None:
+    """A stored row as a ``CachedCall``; None when it is damaged (not the stored form: texts
+    not a JSON list of strings, or empty; a count that is not a number)."""
+    try:
+        call = CachedCall(
+            texts=json.loads(texts),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            estimated=estimated,
+        )
+    except (TypeError, ValueError):  # JSONDecodeError and ValidationError are ValueErrors
+        return None
+    return call if call.texts else None
+
+
+def warn_dropped(where: str) -> None:
+    """The one warning of a cache's first damaged row, naming the cache (file or table)."""
+    from ragjudge.io.diagnostics import DataWarning
+
+    warnings.warn(
+        DataWarning(
+            f"{where}: a damaged entry was dropped and its call is sent again (the "
+            "cache is disposable; further damaged entries are dropped too, and counted)"
+        ),
+        stacklevel=5,
+    )
+
+
 @runtime_checkable
 class CallCache(Protocol):
     """Where the client looks a call up before sending it, and keeps it after (``LLMCache``;
@@ -58,19 +91,6 @@ class CallCache(Protocol):
     def get(self, key: str) -> CachedCall | None: ...
 
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None: ...
-
-
-_PROCESS_CACHE: list[CallCache] = []
-
-
-def use_cache(cache: CallCache) -> None:
-    """Make ``cache`` the default cache of every client built afterwards in this process."""
-    _PROCESS_CACHE[:] = [cache]
-
-
-def default_cache() -> CallCache:
-    """The process's cache (``use_cache``), else the SQLite cache under ``RAGJUDGE_HOME``."""
-    return _PROCESS_CACHE[0] if _PROCESS_CACHE else LLMCache()
 
 
 def cache_key(
@@ -103,6 +123,8 @@ class LLMCache:
 
     def __init__(self, path: str | Path | None = None) -> None:
         self.path = Path(path) if path is not None else state_path("cache.sqlite")
+        self.location = str(self.path)
+        """Where the cache is, as messages name it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self.dropped = 0
@@ -155,18 +177,9 @@ class LLMCache:
             ).fetchone()
         if row is None:
             return None
-        try:
-            call: CachedCall | None = CachedCall(
-                texts=json.loads(row[0]),
-                prompt_tokens=row[1],
-                completion_tokens=row[2],
-                estimated=row[3],
-            )
-        except (TypeError, ValueError):  # JSONDecodeError and ValidationError are ValueErrors
-            call = None
-        if call is None or not call.texts:
+        call = stored_call(*row)
+        if call is None:
             self._drop(key)
-            return None
         return call
 
     def _drop(self, key: str) -> None:
@@ -176,15 +189,7 @@ class LLMCache:
                 self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
         self.dropped += 1
         if self.dropped == 1:
-            from ragjudge.io.diagnostics import DataWarning
-
-            warnings.warn(
-                DataWarning(
-                    f"{self.path}: a damaged entry was dropped and its call is sent again (the "
-                    "cache is disposable; further damaged entries are dropped too, and counted)"
-                ),
-                stacklevel=4,
-            )
+            warn_dropped(str(self.path))
 
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
         if self.read_only:

@@ -30,9 +30,10 @@ from tenacity import (
 from ragjudge.llm import modes
 from ragjudge.llm import structured as so
 from ragjudge.llm.backend import Backend, BackendError, Completion
-from ragjudge.llm.cache import CachedCall, CallCache, LLMCache, cache_key, default_cache
+from ragjudge.llm.cache import CachedCall, CallCache, cache_key
 from ragjudge.llm.ledger import EntryKind, Ledger, LedgerEntry, PriceTable, str_tags
 from ragjudge.llm.limiter import AdaptiveLimiter, gate_for, limiter_for
+from ragjudge.llm.opencache import default_cache, open_cache
 from ragjudge.llm.settings import LLMSettings, redact
 from ragjudge.llm.tokens import estimate_tokens, text_tokens
 from ragjudge.llm.types import PREFLIGHT, TEMPLATE_HEADER, ErrorKind, LLMError, LLMResult
@@ -78,7 +79,7 @@ class LLMClient:
         elif cache is False or cache is None:
             self.cache = None
         elif isinstance(cache, str | Path):
-            self.cache = LLMCache(cache)
+            self.cache = open_cache(cache)
         else:
             self.cache = cache
         self._fatal: BackendError | None = None

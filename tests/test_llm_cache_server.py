@@ -1,0 +1,102 @@
+"""The LLM cache in a team's PostgreSQL (``RAGJUDGE_LLM_CACHE_URL``): two processes on separate
+homes pay once for the same call, a damaged row is dropped, recomputed and named once (database
+and table, password hidden), and no secret reaches the table. A real server (tests/fixtures/
+postgres.py) and the scripted endpoint over HTTP (``FakeLLMServer``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from ragjudge.errors import ConfigError
+from ragjudge.llm.opencache import open_cache
+from ragjudge.testing.server import FakeLLMServer
+from tests.fixtures.llm import TEST_KEY, TEST_MODEL
+from tests.fixtures.postgres import PASSWORD
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CALL = """
+import asyncio, json, warnings
+from ragjudge.llm import LLMClient
+from ragjudge.schema import PromptRef
+
+async def main():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        async with LLMClient.from_env() as client:
+            res = await client.chat([{"role": "user", "content": "hello"}],
+                                    prompt=PromptRef(name="test/echo", version="v1"))
+            dropped = getattr(client.cache, "dropped", None)
+    print(json.dumps({"value": res.value, "cached": res.cached, "dropped": dropped,
+                      "warnings": [str(w.message) for w in caught]}))
+
+asyncio.run(main())
+"""
+
+
+def call_in_a_process(server: FakeLLMServer, cache_url: str, home: Path) -> dict:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "RAGJUDGE_HOME": str(home),
+        "RAGJUDGE_LLM_CACHE_URL": cache_url,
+        "OPENAI_BASE_URL": server.base_url,
+        "OPENAI_API_KEY": TEST_KEY,
+        "RAGJUDGE_MODEL": TEST_MODEL,
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", CALL], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_two_processes_share_the_cache_in_postgres(postgres, fake_llm, tmp_path):
+    url = postgres.fresh_url()
+    first = call_in_a_process(fake_llm, url, tmp_path / "laptop")
+    assert first["value"] == "hello" and not first["cached"]
+    assert len(fake_llm.chat_requests()) == 1
+    second = call_in_a_process(fake_llm, url, tmp_path / "ci")  # another home: not the file
+    assert second["value"] == "hello" and second["cached"]
+    assert len(fake_llm.chat_requests()) == 1  # the second process paid nothing
+    assert not (tmp_path / "ci" / "cache.sqlite").exists()
+
+    engine = sa.create_engine(url)
+    with engine.begin() as conn:
+        rows = [dict(r._mapping) for r in conn.execute(sa.text("SELECT * FROM llm_cache"))]
+        assert len(rows) == 1 and json.loads(rows[0]["texts"]) == ["hello"]
+        assert TEST_KEY not in json.dumps(rows, default=str)
+        assert PASSWORD not in json.dumps(rows, default=str)
+        conn.execute(sa.text("UPDATE llm_cache SET texts = '[\"cut off'"))
+
+    fake_llm.reset()
+    third = call_in_a_process(fake_llm, url, tmp_path / "laptop")
+    assert third["value"] == "hello" and not third["cached"] and third["dropped"] == 1
+    assert len(fake_llm.chat_requests()) == 1  # recomputed
+    said = [w for w in third["warnings"] if "damaged entry" in w]
+    assert len(said) == 1 and "table llm_cache" in said[0] and "***" in said[0], said
+    assert PASSWORD not in said[0]
+    fake_llm.reset()
+    fourth = call_in_a_process(fake_llm, url, tmp_path / "ci")  # the row was written again
+    assert fourth["cached"] and fake_llm.chat_requests() == []
+    with engine.connect() as conn:
+        assert json.loads(conn.execute(sa.text("SELECT texts FROM llm_cache")).scalar_one()) == [
+            "hello"
+        ]
+    engine.dispose()
+
+
+def test_the_cache_url_is_checked_and_a_file_path_is_the_file_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RAGJUDGE_LLM_CACHE_URL", "mysql://u:hunter2@db/x")
+    with pytest.raises(ConfigError) as err:
+        open_cache()
+    assert "RAGJUDGE_LLM_CACHE_URL" in str(err.value) and "hunter2" not in str(err.value)
+    monkeypatch.setenv("RAGJUDGE_LLM_CACHE_URL", f"sqlite:///{tmp_path / 'team.sqlite'}")
+    assert open_cache().location == str(tmp_path / "team.sqlite")
