@@ -370,13 +370,26 @@ def test_doc_blocks_run(
     shared_embeddings: Path,
 ) -> None:
     """Every runnable block of the file runs, in order, in the file's own scratch folder."""
+    run_doc_blocks(doc, tmp_path, docs_llm, shared_embeddings)
+
+
+def run_doc_blocks(
+    doc: Path,
+    tmp_path: Path,
+    docs_llm: FakeLLMServer,
+    shared_embeddings: Path,
+    extra_env: dict[str, str] | None = None,
+) -> Path | None:
+    """Run the file's blocks (module docstring) with ``extra_env`` added to every block's
+    environment; fails the test at the first block that fails. Returns the scratch
+    ``RAGJUDGE_HOME`` (None when nothing in the file runs)."""
     blocks = parse_blocks(doc)
     undecided = [f"{b.where}: {p}" for b in blocks for p in decision_problems(b)]
     assert not undecided, "\n".join(undecided)
     if not any(b.action in ("bash", "python") for b in blocks):
-        return  # nothing runs here; test_every_block_has_a_decision checks the rest
+        return None  # nothing runs here; test_every_block_has_a_decision checks the rest
     work, home = _scratch(tmp_path, shared_embeddings)
-    env = _base_env(home)
+    env = {**_base_env(home), **(extra_env or {})}
     llm = _llm_env(docs_llm)
     worker: PythonWorker | None = None
     try:
@@ -418,6 +431,7 @@ def test_doc_blocks_run(
     finally:
         if worker is not None:
             worker.close()
+    return home
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=_doc_id)
