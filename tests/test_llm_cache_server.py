@@ -91,6 +91,13 @@ def test_two_processes_share_the_cache_in_postgres(postgres, fake_llm, tmp_path)
             "hello"
         ]
     engine.dispose()
+    from typer.testing import CliRunner
+
+    from ragjudge.cli import app
+
+    # the cache's table beside a run store's: the store opens, migrates and checks clean
+    checked = CliRunner().invoke(app, ["store", "check", "--store", url])
+    assert checked.exit_code == 0 and "0 problems" in checked.output, checked.output
 
 
 def test_the_cache_url_is_checked_and_a_file_path_is_the_file_cache(tmp_path, monkeypatch):
