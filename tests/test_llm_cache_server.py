@@ -107,3 +107,16 @@ def test_the_cache_url_is_checked_and_a_file_path_is_the_file_cache(tmp_path, mo
     assert "RAGJUDGE_LLM_CACHE_URL" in str(err.value) and "hunter2" not in str(err.value)
     monkeypatch.setenv("RAGJUDGE_LLM_CACHE_URL", f"sqlite:///{tmp_path / 'team.sqlite'}")
     assert open_cache().location == str(tmp_path / "team.sqlite")
+
+
+def test_a_bad_database_url_is_one_readable_line(monkeypatch, capsys):
+    """The hint survives the printed redaction of URLs (it once read ``postgresql://***@HOST``)."""
+    from tests.test_exit_codes import run_cli
+
+    monkeypatch.setenv("RAGJUDGE_LLM_CACHE_URL", "redis://u:hunter2@h/0")
+    for args in (["llm", "cache"], ["runs", "list", "--store", "redis://u:hunter2@h/0"]):
+        code, text = run_cli(args, capsys)
+        line = " ".join(text.split())
+        assert code == 2 and "unknown database 'redis'" in line, line
+        assert "a postgresql:// URL" in line and len(text.strip().splitlines()) == 1, line
+        assert "hunter2" not in line and "***@HOST" not in line, line

@@ -62,7 +62,7 @@ def open_cache(where: str | Path | None = None) -> LLMCache | ServerCache:
     if backend != "postgresql":
         raise ConfigError(
             f"{CACHE_ENV}={redact(where)}: unknown database {backend!r}; use a file path, "
-            "sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB"
+            "sqlite:///PATH or a postgresql:// URL (docs/store.md)"
         )
     from ragjudge.llm.servercache import ServerCache
 

@@ -74,7 +74,7 @@ def open_store(
         return _open_postgres(parsed.set(drivername="postgresql+psycopg"))
     raise ConfigError(
         f"run store URL {redact(where)}: unknown database {backend!r}; use a file path, "
-        "sqlite:///PATH or postgresql://USER:PASSWORD@HOST/DB"
+        "sqlite:///PATH or a postgresql:// URL (docs/store.md)"
     )
 
 
