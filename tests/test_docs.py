@@ -7,7 +7,8 @@ The convention (info string of a fenced block):
   Blocks of one file run in order, in one scratch folder per file that holds a copy of the
   repository's ``datasets/`` and its own ``RAGJUDGE_HOME``, offline (``HF_HUB_OFFLINE=1``, no
   endpoint configured), with this interpreter's ``ragjudge`` first on ``PATH`` (and ``.venv``
-  in the scratch folder pointing at this interpreter's environment).
+  in the scratch folder pointing at this interpreter's environment), and ``PYTHONPATH`` set to
+  this repository, so that the blocks run the package of the tree under test.
 - the word ``llm`` (``bash llm``, ``python llm``): ``RAGJUDGE_BASE_URL`` / ``RAGJUDGE_API_KEY``
   / ``RAGJUDGE_MODEL`` point at the local test server (scripted responders; a prompt no
   responder knows gets a minimal instance of its JSON schema) for that block.
@@ -325,8 +326,8 @@ def _base_env(home: Path) -> dict[str, str]:
         TOKENIZERS_PARALLELISM="false",
         PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
         PYTHONUNBUFFERED="1",
+        PYTHONPATH=str(REPO),  # the blocks run this tree's ragjudge (a worktree's, not the venv's)
     )
-    env.pop("PYTHONPATH", None)
     return env
 
 

@@ -33,13 +33,8 @@ def test_the_readme_runs_unchanged_against_postgres(
     postgres, tmp_path: Path, docs_llm: FakeLLMServer, shared_embeddings: Path
 ) -> None:
     url = postgres.fresh_url()
-    # PYTHONPATH: the blocks' ``ragjudge`` is this tree's, as the tests' own imports are
     home = run_doc_blocks(
-        REPO / "README.md",
-        tmp_path,
-        docs_llm,
-        shared_embeddings,
-        extra_env={"RAGJUDGE_STORE_URL": url, "PYTHONPATH": str(REPO)},
+        REPO / "README.md", tmp_path, docs_llm, shared_embeddings, {"RAGJUDGE_STORE_URL": url}
     )
     assert home is not None
     assert not (home / "runs.sqlite").exists()  # nothing went to the embedded store
