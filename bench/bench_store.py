@@ -18,6 +18,7 @@ PostgreSQL is a server this script starts from the Debian binaries, as the tests
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -79,8 +80,9 @@ def rows_per_second(store: RunStore, batch: int, total: int) -> float:
     return total / (time.perf_counter() - start)
 
 
-def big_run(store: RunStore, cases: int) -> tuple[float, float, int]:
-    """Write seconds, read seconds (``RunView.read``), judge rows read."""
+def big_run(store: RunStore, cases: int) -> tuple[float, float, float, float, int]:
+    """Write seconds; read seconds and this process's CPU seconds of ``RunView.read``; seconds
+    to then take every score and status from the view (columns, no parse); judge rows read."""
     store.create_run(manifest("big"))
     start = time.perf_counter()
     batch: list[StoredJudgeResult] = []
@@ -91,10 +93,14 @@ def big_run(store: RunStore, cases: int) -> tuple[float, float, int]:
             batch = []
     store.put_judge_results("big", batch)
     written = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     view = RunView.read(store, "big")
-    read = time.perf_counter() - start
-    return written, read, len(view.results)
+    read, read_cpu = time.perf_counter() - start, time.process_time() - cpu
+    start = time.perf_counter()
+    scores, statuses = view.results.scores, view.results.statuses
+    assert len(scores) == len(statuses) == len(view.results)
+    columns = time.perf_counter() - start
+    return written, read, read_cpu, columns, len(view.results)
 
 
 def list_runs(store: RunStore, n: int) -> float:
@@ -114,6 +120,7 @@ def main() -> None:
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--rows", type=int, default=2000, help="rows per batch-size measurement")
     args = ap.parse_args()
+    print("load average at start: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     server = start_server()
     try:
         with tempfile.TemporaryDirectory() as tmp:
@@ -136,15 +143,17 @@ def main() -> None:
                 f"= {n_rows} rows"
             )
             for name, make in stores.items():
-                written, read, got = big_run(make(), args.cases)
+                written, read, cpu, columns, got = big_run(make(), args.cases)
                 assert got == n_rows
                 print(
                     f"{name:>8}: written in {written:.1f} s ({n_rows / written:.0f} rows/s), "
-                    f"read as a RunView in {read:.2f} s ({'under' if read < 2 else 'OVER'} 2 s)"
+                    f"read as a RunView in {read:.2f} s ({'under' if read < 2 else 'OVER'} 2 s; "
+                    f"{cpu:.2f} s of CPU), every score and status then in {columns:.2f} s"
                 )
             print("\nlist_runs over 1,000 runs")
             for name, make in stores.items():
                 print(f"{name:>8}: {list_runs(make(), 1000) * 1000:.0f} ms")
+        print("load average at end: {:.1f} {:.1f} {:.1f}".format(*os.getloadavg()))
     finally:
         server.stop("immediate")
         shutil.rmtree(server.root, ignore_errors=True)

@@ -441,3 +441,45 @@ def test_a_sqlite_reader_is_never_blocked_by_a_writer(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_view_reads_scores_from_columns_and_parses_a_result_when_asked(store_url):
+    """RunView keeps judge results as stored: scores and statuses come from their columns,
+    a result is parsed on access, iteration is (judge, case, k) on both backends, and a
+    corrupt result is found when parsed (``validate`` parses all: ``store check``)."""
+    import sqlalchemy as sa
+
+    from ragjudge.store import CorruptRowError
+
+    store = open_store(store_url)
+    store.create_run(manifest())
+    rows = [
+        StoredJudgeResult(c, k, j, result(c, k, None if c == "q2" else 0.25 * k))
+        for j in ("relevancy", "faithfulness")
+        for c in ("q2", "q10", "q1")
+        for k in (2, 1)
+    ]
+    store.put_judge_results("r1", rows)
+    view = RunView.read(store, "r1")
+    want = sorted((r.judge, r.k, r.case_id) for r in rows)
+    assert list(view.results) == sorted(want, key=lambda key: (key[0], key[2], key[1]))
+    assert view.results.scores[("faithfulness", 2, "q1")] == 0.5
+    assert view.results.statuses[("relevancy", 1, "q2")] is JudgeStatus.no_claims
+    given = {(r.judge, r.k, r.case_id): r.result for r in rows}
+    assert view.results[("faithfulness", 2, "q1")] == given[("faithfulness", 2, "q1")]
+    assert [r.result for r in store.judge_results("r1")] == [view.results[k] for k in view.results]
+
+    with sa.create_engine(
+        store_url if "://" in store_url else f"sqlite:///{store_url}"
+    ).begin() as c:
+        c.execute(
+            sa.text("UPDATE judge_results SET result = '{\"judge\": 3' WHERE case_id = 'q10'")
+        )
+    view = RunView.read(store, "r1")  # the columns read, nothing parsed: no error yet
+    assert view.results.score(("faithfulness", 1, "q1")) == 0.25
+    assert view.results[("faithfulness", 1, "q1")].score == 0.25
+    for found in (lambda: view.results[("relevancy", 2, "q10")], view.validate):
+        with pytest.raises(CorruptRowError) as err:
+            found()
+        assert "run r1: a corrupt row in table judge_results" in str(err.value)
+        assert len(str(err.value).splitlines()) == 1

@@ -37,6 +37,8 @@ from pydantic import BaseModel, ConfigDict
 from ragjudge.errors import RagjudgeError, StateFileError
 from ragjudge.llm.ledger import LedgerEntry
 from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, TestCase
+from ragjudge.store.rows import CorruptRowError as CorruptRowError  # beside its parser
+from ragjudge.store.rows import JudgeResults
 
 
 def item_id(case_id: str, k: int) -> str:
@@ -114,10 +116,6 @@ class StoreFullError(StateFileError):
     stored before it was lost."""
 
 
-class CorruptRowError(StateFileError):
-    """A stored row that does not parse as what its table holds."""
-
-
 class RunLockedError(RagjudgeError):
     """Another live process is writing this run."""
 
@@ -193,6 +191,11 @@ class RunStore(Protocol):
     def put_judge_results(self, run_id: str, results: Iterable[StoredJudgeResult]) -> None: ...
 
     def judge_results(self, run_id: str) -> list[StoredJudgeResult]: ...
+
+    def judge_result_rows(self, run_id: str) -> JudgeResults:
+        """The run's judge results keyed ``(judge, k, case id)``: scores and statuses read
+        from their columns, each result parsed on first access (``ragjudge.store.rows``)."""
+        ...
 
     def put_rankings(self, run_id: str, rankings: Iterable[Ranking]) -> None: ...
 

@@ -40,11 +40,12 @@ def run_rows(view: RunView, *, evidence: bool = False) -> list[dict[str, Any]]:
             "answer_error": a.error if a else None,
         }
         for j in judges:
-            r = view.results.get((j, k, case_id))
-            row[f"{j}_score"] = r.score if r else None
-            row[f"{j}_status"] = r.status.value if r else None
-            if evidence and r is not None:
-                row.setdefault("evidence", {})[j] = r.model_dump(mode="json")
+            key = (j, k, case_id)
+            stored = key in view.results
+            row[f"{j}_score"] = view.results.score(key) if stored else None
+            row[f"{j}_status"] = view.results.status(key).value if stored else None
+            if evidence and stored:
+                row.setdefault("evidence", {})[j] = view.results[key].model_dump(mode="json")
         for m in metrics:
             row[m] = view.retrieval.get((m, k, case_id))
         out.append(row)

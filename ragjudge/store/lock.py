@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from ragjudge.store.base import RunLockedError
@@ -80,3 +81,17 @@ class FileLeases(Leases):
 
     def writer_alive(self, run_id: str) -> bool:
         return writer_alive(self.store_path, run_id)
+
+    def writers_alive(self, run_ids: Iterable[str]) -> set[str]:
+        """One listing of ``locks/``, then a probe only of the runs that have a lock file (a
+        run never locked here has no live writer)."""
+        folder = lock_path(self.store_path, "").parent
+        try:
+            present = set(os.listdir(folder))
+        except OSError:
+            return set()
+        return {
+            r
+            for r in run_ids
+            if lock_path(self.store_path, r).name in present and writer_alive(self.store_path, r)
+        }

@@ -100,9 +100,16 @@ def check_store(store: SqlRunStore) -> CheckReport:
         )
     for m in store.list_runs():
         out.runs += 1
-        for read in (RunView.read, lambda s, r: s.ledger(r), lambda s, r: s.labels(r)):
+        for read in (_validated_view, lambda s, r: s.ledger(r), lambda s, r: s.labels(r)):
             try:
                 read(store, m.run_id)
             except (RagjudgeError, sa.exc.SQLAlchemyError) as exc:
                 out.problems.append(str(exc))
     return out
+
+
+def _validated_view(store: SqlRunStore, run_id: str) -> RunView:
+    """The run read whole with every judge result parsed (a corrupt row raises)."""
+    view = RunView.read(store, run_id)
+    view.validate()
+    return view

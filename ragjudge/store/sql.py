@@ -27,7 +27,7 @@ from types import TracebackType
 from typing import Any, Self, TypeVar
 
 import sqlalchemy as sa
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
@@ -36,15 +36,13 @@ from ragjudge.errors import (
     ConfigError,
     RagjudgeError,
     StateFileError,
-    first_problem,
     sqlite_file_error,
 )
 from ragjudge.llm.ledger import LedgerEntry
 from ragjudge.llm.settings import redact
-from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, TestCase
+from ragjudge.schema import Answer, Ranking, RunManifest, TestCase
 from ragjudge.store import tables as t
 from ragjudge.store.base import (
-    CorruptRowError,
     RetrievalMetric,
     StoredJudgeResult,
     StoredLabel,
@@ -53,12 +51,15 @@ from ragjudge.store.base import (
     StoreWaitWarning,
     now,
 )
+from ragjudge.store.rows import JudgeResults, RowSource, parse_row
 
 RETRIES = 6
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 _INSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 """The dialect's INSERT with ``on_conflict_do_update`` (the same method on both)."""
+_PARTITION = 20_000
+"""Rows fetched per partition by the large reads (``yield_per``)."""
 _COUNTED = ("answers", "judge_results", "rankings", "retrieval_metrics", "ledger")
 
 
@@ -257,13 +258,7 @@ class SqlRunStore:
         self._write(lambda c: c.execute(stmt, rows))
 
     def _parse(self, model: type[M], raw: str, run_id: str, table: str, key: str) -> M:
-        try:
-            return model.model_validate_json(raw)
-        except ValidationError as exc:
-            raise CorruptRowError(
-                f"{self.location}: run {run_id}: a corrupt row in table {table} ({key}): "
-                f"{first_problem(exc)}; the run's other rows are intact"
-            ) from None
+        return parse_row(model, raw, RowSource(self.location, run_id), table, key)
 
     # ------------------------------------------------------------------ runs
 
@@ -408,19 +403,27 @@ class SqlRunStore:
             ],
         )
 
-    def judge_results(self, run_id: str) -> list[StoredJudgeResult]:
+    def judge_result_rows(self, run_id: str) -> JudgeResults:
+        """One query for the key, status, score and JSON columns, fetched in partitions (each
+        row kept as fetched, no copy; no sort: ``JudgeResults`` orders on
+        iteration); nothing is parsed here."""
         j = t.judge_results
-        rows = self._rows(
-            sa.select(j.c.case_id, j.c.k, j.c.judge, j.c.result)
-            .where(j.c.run_id == run_id)
-            .order_by(j.c.judge, j.c.case_id, j.c.k)
+        stmt = sa.select(j.c.judge, j.c.k, j.c.case_id, j.c.status, j.c.score, j.c.result).where(
+            j.c.run_id == run_id
         )
-        return [
-            StoredJudgeResult(
-                c, int(k), jn, self._parse(JudgeResult, res, run_id, "judge_results", f"{jn} {c}")
-            )
-            for c, k, jn, res in rows
-        ]
+
+        def fetch(conn: sa.Connection) -> dict[tuple[str, int, str], Any]:
+            out: dict[tuple[str, int, str], Any] = {}
+            result = conn.execution_options(yield_per=_PARTITION).execute(stmt)
+            for part in result.partitions():
+                out.update({(r[0], r[1], r[2]): r for r in part})
+            return out
+
+        return JudgeResults(self._read(fetch), RowSource(self.location, run_id))
+
+    def judge_results(self, run_id: str) -> list[StoredJudgeResult]:
+        rows = self.judge_result_rows(run_id)
+        return [StoredJudgeResult(c, k, j, rows[(j, k, c)]) for j, k, c in rows]
 
     def put_rankings(self, run_id: str, rankings: Iterable[Ranking]) -> None:
         self._upsert(

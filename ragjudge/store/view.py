@@ -14,8 +14,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from ragjudge.schema import Answer, JudgeResult, Ranking, RunManifest, RunModels, TestCase
+from ragjudge.schema import Answer, Ranking, RunManifest, RunModels, TestCase
 from ragjudge.store.base import RetrievalMetric, RunStore, StoredJudgeResult
+from ragjudge.store.rows import JudgeResults
 
 
 @dataclass(frozen=True)
@@ -25,8 +26,10 @@ class RunView:
     run_id: str
     manifest: RunManifest | None = None
     answers: dict[tuple[str, int], Answer] = field(default_factory=dict)
-    results: dict[tuple[str, int, str], JudgeResult] = field(default_factory=dict)
-    """(judge, k, case id) -> the judge result, with its evidence."""
+    results: JudgeResults = field(default_factory=lambda: JudgeResults.of({}))
+    """(judge, k, case id) -> the judge result, with its evidence, parsed on first access;
+    ``results.scores`` / ``results.statuses`` read the columns without parsing (a corrupt row
+    is found when it is parsed: ``validate``)."""
     retrieval: dict[tuple[str, int, str], float] = field(default_factory=dict)
     """(metric, k, case id) -> the retrieval metric's value."""
     rankings: dict[str, Ranking] = field(default_factory=dict)
@@ -37,9 +40,10 @@ class RunView:
 
     @classmethod
     def read(cls, store: RunStore, run_id: str) -> RunView:
-        """The stored run ``run_id`` (a full id). The cyclic garbage collector pauses while the
-        rows are parsed: hundreds of thousands of new objects would otherwise trigger full
-        collections that cost more than the parsing (bench/bench_store.py)."""
+        """The stored run ``run_id`` (a full id); judge results are kept as stored and parsed
+        on access (``results``). The cyclic garbage collector pauses while the rows are read:
+        hundreds of thousands of new objects would otherwise trigger full collections that
+        cost more than the reading (bench/bench_store.py)."""
         with _collector_paused():
             return cls._read(store, run_id)
 
@@ -49,7 +53,7 @@ class RunView:
             run_id,
             manifest=store.manifest(run_id),
             answers=store.answers(run_id),
-            results=store.judge_results(run_id),
+            results=store.judge_result_rows(run_id),
             retrieval=store.retrieval_metrics(run_id),
             rankings=store.rankings(run_id),
             testcases=store.cases(run_id).values(),
@@ -62,7 +66,7 @@ class RunView:
         *,
         manifest: RunManifest | None = None,
         answers: Iterable[Answer] = (),
-        results: Iterable[StoredJudgeResult] = (),
+        results: Iterable[StoredJudgeResult] | JudgeResults = (),
         retrieval: Iterable[RetrievalMetric] = (),
         rankings: Mapping[str, Ranking] | None = None,
         testcases: Iterable[TestCase] = (),
@@ -71,7 +75,9 @@ class RunView:
             run_id=run_id,
             manifest=manifest,
             answers={(a.case_id, a.k): a for a in answers},
-            results={(r.judge, r.k, r.case_id): r.result for r in results},
+            results=results
+            if isinstance(results, JudgeResults)
+            else JudgeResults.of({(r.judge, r.k, r.case_id): r.result for r in results}, run_id),
             retrieval={(m.metric, m.k, m.case_id): m.value for m in retrieval},
             rankings=dict(rankings or {}),
             testcases={c.id: c for c in testcases},
@@ -106,6 +112,11 @@ class RunView:
     def retrieved_max(self) -> int | None:
         """The most documents the retriever returned for one query (None: no rankings)."""
         return max((len(r.docs) for r in self.rankings.values()), default=None)
+
+    def validate(self) -> None:
+        """Parse every stored judge result (``CorruptRowError`` at the first that does not);
+        the other tables are parsed when read."""
+        self.results.validate()
 
     @property
     def models(self) -> RunModels:
