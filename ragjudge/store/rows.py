@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -94,7 +95,7 @@ class JudgeResults(Mapping[Key, JudgeResult]):
 
     def __iter__(self) -> Iterator[Key]:
         if self._order is None:
-            self._order = sorted(self._rows, key=lambda key: (key[0], key[2], key[1]))
+            self._order = sorted(self._rows, key=itemgetter(0, 2, 1))
         return iter(self._order)
 
     def score(self, key: Key) -> float | None:
