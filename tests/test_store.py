@@ -469,9 +469,8 @@ def test_view_reads_scores_from_columns_and_parses_a_result_when_asked(store_url
     assert view.results[("faithfulness", 2, "q1")] == given[("faithfulness", 2, "q1")]
     assert [r.result for r in store.judge_results("r1")] == [view.results[k] for k in view.results]
 
-    with sa.create_engine(
-        store_url if "://" in store_url else f"sqlite:///{store_url}"
-    ).begin() as c:
+    engine = sa.create_engine(_sql_url(store_url))
+    with engine.begin() as c:
         c.execute(
             sa.text("UPDATE judge_results SET result = '{\"judge\": 3' WHERE case_id = 'q10'")
         )
@@ -483,3 +482,8 @@ def test_view_reads_scores_from_columns_and_parses_a_result_when_asked(store_url
             found()
         assert "run r1: a corrupt row in table judge_results" in str(err.value)
         assert len(str(err.value).splitlines()) == 1
+    with engine.begin() as c:
+        c.execute(sa.text("UPDATE judge_results SET status = 'bogus' WHERE case_id = 'q2'"))
+    with pytest.raises(CorruptRowError, match=r"judge_results \(faithfulness q2@k1\): status"):
+        RunView.read(store, "r1").results.statuses  # noqa: B018 (the property raises)
+    engine.dispose()

@@ -46,10 +46,15 @@ def parse_row(model: type[M], raw: str, source: RowSource, table: str, key: str)
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
-        raise CorruptRowError(
-            f"{source.location}: run {source.run_id}: a corrupt row in table {table} ({key}): "
-            f"{first_problem(exc)}; the run's other rows are intact"
-        ) from None
+        raise corrupt(source, table, key, first_problem(exc)) from None
+
+
+def corrupt(source: RowSource, table: str, key: str, problem: str) -> CorruptRowError:
+    """The one-line error for the row ``key`` of ``table`` that does not hold what it should."""
+    return CorruptRowError(
+        f"{source.location}: run {source.run_id}: a corrupt row in table {table} ({key}): "
+        f"{problem}; the run's other rows are intact"
+    )
 
 
 class JudgeResults(Mapping[Key, JudgeResult]):
@@ -82,8 +87,7 @@ class JudgeResults(Mapping[Key, JudgeResult]):
         got = self._parsed.get(key)
         if got is None:
             raw = self._rows[key][_RAW]
-            judge, _, case_id = key
-            got = parse_row(JudgeResult, raw, self._source, "judge_results", f"{judge} {case_id}")
+            got = parse_row(JudgeResult, raw, self._source, "judge_results", _name(key))
             self._parsed[key] = got
         return got
 
@@ -108,12 +112,8 @@ class JudgeResults(Mapping[Key, JudgeResult]):
         try:
             return JudgeStatus(value)
         except ValueError:
-            judge, _, case_id = key
-            raise CorruptRowError(
-                f"{self._source.location}: run {self._source.run_id}: a corrupt row in table "
-                f"judge_results ({judge} {case_id}): status {value!r} is not a judge status; the "
-                "run's other rows are intact"
-            ) from None
+            problem = f"status {value!r} is not a judge status"
+            raise corrupt(self._source, "judge_results", _name(key), problem) from None
 
     @property
     def scores(self) -> dict[Key, float | None]:
@@ -130,3 +130,9 @@ class JudgeResults(Mapping[Key, JudgeResult]):
         """Parse every result (``CorruptRowError`` at the first that does not parse)."""
         for key in self._rows:
             self[key]
+
+
+def _name(key: Key) -> str:
+    """``judge case@kK``: a judge result's key in messages."""
+    judge, k, case_id = key
+    return f"{judge} {case_id}@k{k}"
