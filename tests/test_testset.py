@@ -253,3 +253,33 @@ def test_python_api_returns_what_the_sweep_takes(tmp_path: Path) -> None:
     assert {c.metadata["type"] for c in ts.cases} == {"factoid"}
     assert [c.id for c in load_testset(tmp_path / "set").cases] == [c.id for c in ts.cases]
     assert callable(ragjudge.testset) and ragjudge.testset.build_testset is build_testset
+
+
+def test_llm_build_whose_every_reply_is_unparseable_exits_2(
+    corpus: Path, llm_env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It used to write an empty test set and exit 0 (issue #29: no run that scored nothing
+    passes)."""
+    from ragjudge.testing.faults import FaultPlan
+
+    llm_env.set_faults(FaultPlan(rates={"malformed": 1.0}))
+    mix = tmp_path / "mix.yaml"
+    mix.write_text("factoid: 1\n")
+    out = tmp_path / "set"
+    argv = ["testset", "--corpus", str(corpus), "--n", "2", "--out", str(out), "--mix", str(mix)]
+    code, text = run(argv, capsys)
+    assert code == 2, text
+    (line,) = [ln for ln in text.splitlines() if "failed" in ln]
+    assert "question writer fake-model wrote 0/32 (0%, floor 50%); parse_error x32" in line
+    assert "Traceback" not in text and not (out / "testset.json").exists()
+
+
+def test_llm_build_finds_a_dead_endpoint_before_spending(
+    corpus: Path, llm_env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    llm_env.models = ["the-served-model"]  # the environment asks for fake-model: 404
+    out = tmp_path / "set"
+    code, text = run(["testset", "--corpus", str(corpus), "--n", "2", "--out", str(out)], capsys)
+    assert code == 2, text
+    assert "pre-flight call to model 'fake-model' at http://127.0.0.1:" in text
+    assert llm_env.stats()["preflight"] == 1 and llm_env.stats()["chat_requests"] == 0

@@ -74,21 +74,35 @@ def judging_failure(
     failed = []
     for name, rs in results.items():
         called = [r for r in rs if r.status not in NO_CALL]
-        if not called:
-            continue
-        scored = sum(_decided(r) for r in called)
-        if scored and scored >= floor * len(called):
-            continue
-        counts = Counter(r.status for r in called if not _decided(r))
-        status, n = counts.most_common(1)[0]
-        first = next((r.error for r in called if r.status == status and r.error), None)
-        failed.append(
-            f"{name} scored {scored}/{len(called)} ({scored / len(called):.0%}, floor "
-            f"{floor:.0%}); {status.value} x{n}" + (f": {first}" if first else "")
-        )
+        failures = [(r.status.value, r.error) for r in called if not _decided(r)]
+        line = coverage_problem(name, len(called) - len(failures), len(called), failures, floor)
+        if line is not None:
+            failed.append(line)
     if not failed:
         return None
     return " ".join(("judging failed: " + "; ".join(failed)).split())[:1000]
+
+
+def coverage_problem(
+    name: str,
+    decided: int,
+    called: int,
+    failures: Sequence[tuple[str, str | None]],
+    floor: float,
+    verb: str = "scored",
+) -> str | None:
+    """``NAME scored D/C (P%, floor F%); STATUS xN: first error`` when ``decided / called`` is
+    below ``floor`` (nothing decided is below any floor), naming the commonest failure status
+    of ``failures`` (status, error) and the first error of that status; None when at or above
+    it or nothing was called."""
+    if not called or (decided and decided >= floor * called):
+        return None
+    line = f"{name} {verb} {decided}/{called} ({decided / called:.0%}, floor {floor:.0%})"
+    if not failures:
+        return line
+    status, n = Counter(s for s, _ in failures).most_common(1)[0]
+    first = next((e for s, e in failures if s == status and e), None)
+    return line + f"; {status} x{n}" + (f": {first}" if first else "")
 
 
 def _decided(r: JudgeResult) -> bool:

@@ -40,7 +40,10 @@ def build_testset(
 ) -> TestsetBuild:
     """Generate up to ``n`` questions from ``corpus`` (a file, a folder of text files or a
     BEIR folder) and write them to ``out`` when given. ``mix``: type -> weight, or a YAML file
-    of it. A ``ConfigError`` / ``DataError`` names what is wrong with the input."""
+    of it. A ``ConfigError`` / ``DataError`` names what is wrong with the input; with the LLM
+    backend one pre-flight call first (``ragjudge.llm.preflight``: a ``ConfigError`` for a dead
+    or misconfigured endpoint) and ``StageFailedError`` when the writer or a judge ends below
+    the coverage floor (``build`` module docstring)."""
     from ragjudge.errors import ConfigError
     from ragjudge.llm.settings import LLMSettings
     from ragjudge.protocols import Judge
@@ -93,8 +96,13 @@ def build_testset(
         def usage() -> TokenUsage:
             return TokenUsage()
 
-    build = asyncio.run(
-        run_build(
+    async def checked_build() -> TestsetBuild:
+        if backend == "llm":  # a dead or misconfigured endpoint is found before spending
+            from ragjudge.llm import LLMClient, preflight
+
+            # its own ledger: the pre-flight call is not the build's usage nor its budget's
+            await preflight([LLMClient(llm.settings, backend=llm.backend, cache=None)])
+        return await run_build(
             data,
             n,
             backend=backend,
@@ -109,7 +117,8 @@ def build_testset(
             progress=progress,
             oversample=1 if backend == "llm" else 4,
         )
-    )
+
+    build = asyncio.run(checked_build())
     if backend == "llm":
         # every prompt that was called, with its version (the judges' included)
         build.manifest.prompts = sorted({e.prompt for e in llm.ledger.calls()})

@@ -28,6 +28,12 @@ Judges (any ``Judge``): with an LLM, the faithfulness judge (support) and the co
 judge asked with ``prompts/testset/answered`` (relevance: does a passage state what is asked,
 not merely share its subject); offline, ``overlap.OverlapJudge`` for both.
 
+Coverage (LLM backend): a build that ends, not stopped by its budget, with the writer or a
+judge below the coverage floor (``ragjudge.sweep.stages.coverage_problem``: made / called for
+the writer, decided / called for a judge; every call failing is always below it) raises
+``StageFailedError`` naming it, its coverage and its commonest failure status with a count
+(``ragjudge testset`` exits 2); nothing is written.
+
 Budget: before each wave, the calls (and cost) already sent through the client's ledger plus
 the wave's estimate (candidates x the most calls one candidate can take: 2 + ``GRADE_DEPTH``,
 or more once one has taken more) must fit
@@ -159,6 +165,11 @@ class Builder:
         self.oversample = oversample
         self.progress = progress or (lambda _m: None)
         self.report = FilterReport()
+        self.judged: dict[str, list[JudgeResult]] = {}
+        """Judge name -> the results of its calls (source checks and grades), for coverage."""
+        self.writes = 0
+        self.write_failures: list[tuple[str, str | None]] = []
+        """(status, reason) of each write that made no candidate."""
         self.names = filters.Names(
             [d.id for d in corpus.documents] + [d.doc_id for d in corpus.documents]
         )
@@ -259,7 +270,7 @@ class Builder:
                 answer=c.reference,
                 contexts=[self.text[h.doc_id] for h in hits],
             )
-            res = await self.relevance.judge(item)
+            res = self._judged(await self.relevance.judge(item))
             c.usage = c.usage + res.usage
             answered = sum(ch.relevant for ch in res.evidence.chunks)
             c.scores["answered_by_corpus"] = float(answered)
@@ -273,7 +284,7 @@ class Builder:
             answer=c.reference,
             contexts=[self.text[s] for s in c.sources],
         )
-        res = await self.support.judge(item)
+        res = self._judged(await self.support.judge(item))
         c.usage = c.usage + res.usage
         support = support_of(res)
         c.scores["support"] = support
@@ -309,6 +320,7 @@ class Builder:
             )
         )
         for doc_id, res in zip(judged, results, strict=True):
+            self._judged(res)
             c.usage = c.usage + res.usage
             score = support_of(res) if res.status == "ok" else 0.0
             if score >= self.t.grade_full:
@@ -316,6 +328,25 @@ class Builder:
             elif score >= self.t.grade_partial:
                 grades[doc_id] = 1
         return grades
+
+    def _judged(self, res: JudgeResult) -> JudgeResult:
+        self.judged.setdefault(res.judge, []).append(res)
+        return res
+
+    def coverage_failure(self, writer: str) -> str | None:
+        """The one line naming the writer or judge below the coverage floor, or None."""
+        from ragjudge.sweep.stages import coverage_floor, coverage_problem, judging_failure
+
+        floor = coverage_floor()
+        made = self.writes - len(self.write_failures)
+        line = coverage_problem(
+            f"question writer {writer}", made, self.writes, self.write_failures, floor, "wrote"
+        )
+        judges = judging_failure(self.judged, floor)
+        if line is None and judges is None:
+            return None
+        parts = [f"test-set generation failed: {line}" if line else "", judges or ""]
+        return " ".join("; ".join(p for p in parts if p).split())[:1000]
 
     # -------------------------------------------------------------------------- waves
 
@@ -336,8 +367,12 @@ class Builder:
             pos += size
             self.position[qtype] = pos
             made = [c for c, _ in written if c is not None]
-            for c, _ in written:
+            self.writes += len(written)
+            for c, why in written:
                 self.report.add("generated" if c is not None else "failed", qtype)
+                if c is None:
+                    status, _, text = (why or "failed").partition(": ")
+                    self.write_failures.append((status, text or None))
             vecs: list[np.ndarray] = list(self.encoder.encode([c.question for c in made]))
             survivors: list[tuple[Candidate, np.ndarray]] = []
             for c, v in zip(made, vecs, strict=True):
@@ -458,6 +493,12 @@ async def run_build(
     except BudgetStop as stop:
         status = "stopped_budget"
         notes.append(str(stop))
+    if backend == "llm" and status == "finished":
+        failure = b.coverage_failure(writer.name)
+        if failure is not None:
+            from ragjudge.sweep.stages import StageFailedError
+
+            raise StageFailedError(failure)
     if backend == "offline":
         notes.insert(0, TEMPLATE_NOTE)
     kept = len(b.kept)

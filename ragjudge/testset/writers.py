@@ -32,7 +32,10 @@ class QuestionWriter(Protocol):
 
     async def write(
         self, qtype: str, passages: Sequence[Document], rng: random.Random
-    ) -> tuple[Candidate | None, str | None]: ...
+    ) -> tuple[Candidate | None, str | None]:
+        """A candidate, or None and why none was made (an LLM writer's reason is
+        ``STATUS: message``, the failed call's status first)."""
+        ...
 
 
 class TemplateWriter:
@@ -99,7 +102,8 @@ class LLMWriter:
             validate=_check,
         )
         if not res.ok or res.value is None:
-            return None, res.error.message if res.error is not None else "no value returned"
+            why = res.error
+            return None, f"{why.kind}: {why.message}" if why is not None else "no value returned"
         v = res.value
         unanswerable = qtype == "unanswerable"
         return (
