@@ -106,3 +106,33 @@ def test_a_misconfigured_endpoint_is_found_by_one_preflight_call(llm_env: FakeLL
     assert "not found" in msg and "\n" not in msg
     # one call for the one (endpoint, model) of both judges; no judge call was sent
     assert llm_env.stats()["preflight"] == 1 and llm_env.stats()["chat_requests"] == 0
+
+
+def test_report_on_a_run_below_its_floor_refuses_naming_the_judge(
+    llm_env: FakeLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report`` refused a failed run before, saying only "status failed"; it now says why."""
+    from ragjudge.cli import main
+
+    client = LLMClient.from_env()
+    judges = [create_judge("faithfulness", "llm", client=client)]
+    comp = Components(OverlapRetriever(), FirstSentenceGenerator(), judges, llm=client)
+    cfg = config(judges={"names": ["faithfulness"], "backend": "llm"}, ks=[1, 2])
+    path = tmp_path / "runs.sqlite"
+    store = open_store(path)
+    llm_env.set_faults(FaultPlan(rates={"malformed": 1.0}))
+    with pytest.raises(StageFailedError):
+        run_sweep(cfg, store=store, components=comp, testset=make_testset())
+    (bad,) = [r.run_id for r in store.list_runs()]
+    llm_env.set_faults(None)
+    good = run_sweep(cfg, store=store, components=comp, testset=make_testset(), new=True).run_id
+    argv = ["report", "--run", bad, "--baseline", good, "--store", str(path)]
+    with pytest.raises(SystemExit) as exc:
+        main([*argv, "--out", str(tmp_path / "rep")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    (line,) = [ln for ln in err.splitlines() if ln.strip()]
+    assert f"run {bad} is not finished (status failed, judging failed: faithfulness scored 0/" in (
+        line
+    )
+    assert "parse_error x" in line and "--allow-unfinished" in line

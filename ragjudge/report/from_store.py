@@ -15,7 +15,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.report.build import Report, build_report
 from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.report.thresholds import Thresholds
-from ragjudge.schema import RunManifest
+from ragjudge.schema import JudgeResult, RunManifest
 from ragjudge.store import RunStore
 from ragjudge.store.view import RunView
 
@@ -76,15 +76,28 @@ def _unfinished(store: RunStore, run_id: str, what: str, allow: bool) -> list[st
     status = store.manifest(run_id).status
     if status == "finished":
         return []
+    why = _below_floor(store, run_id) if status == "failed" else None
+    state = f"status {status}" + (f", {why}" if why else "")
     if not allow:
         raise ConfigError(
-            f"{what} run {run_id} is not finished (status {status}): its scores are partial; "
+            f"{what} run {run_id} is not finished ({state}): its scores are partial; "
             "compare it anyway with --allow-unfinished"
         )
     return [
-        f"the {what} run {run_id} is not finished (status {status}): only what it scored is "
+        f"the {what} run {run_id} is not finished ({state}): only what it scored is "
         "compared, and a missing query or k is not a regression"
     ]
+
+
+def _below_floor(store: RunStore, run_id: str) -> str | None:
+    """The coverage-floor line of a failed run (``ragjudge.sweep.stages.judging_failure``
+    over its stored results: which judge, its coverage, its commonest failure), or None."""
+    from ragjudge.sweep.stages import judging_failure
+
+    results: dict[str, list[JudgeResult]] = defaultdict(list)
+    for row in store.judge_results(run_id):
+        results[row.judge].append(row.result)
+    return judging_failure(results)
 
 
 def resolve_runs(
