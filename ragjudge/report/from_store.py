@@ -90,9 +90,9 @@ def _unfinished(store: RunStore, run_id: str, what: str, allow: bool) -> list[st
 
 
 def _below_floor(store: RunStore, run_id: str) -> str | None:
-    """The coverage-floor line of a failed run (``ragjudge.sweep.stages.judging_failure``
+    """The coverage-floor line of a failed run (``ragjudge.judges.coverage.judging_failure``
     over its stored results: which judge, its coverage, its commonest failure), or None."""
-    from ragjudge.sweep.stages import judging_failure
+    from ragjudge.judges.coverage import judging_failure
 
     results: dict[str, list[JudgeResult]] = defaultdict(list)
     for row in store.judge_results(run_id):

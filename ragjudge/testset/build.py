@@ -29,7 +29,7 @@ judge asked with ``prompts/testset/answered`` (relevance: does a passage state w
 not merely share its subject); offline, ``overlap.OverlapJudge`` for both.
 
 Coverage (LLM backend): a build that ends, not stopped by its budget, with the writer or a
-judge below the coverage floor (``ragjudge.sweep.stages.coverage_problem``: made / called for
+judge below the coverage floor (``ragjudge.judges.coverage.coverage_problem``: made / called for
 the writer, decided / called for a judge; every call failing is always below it) raises
 ``StageFailedError`` naming it, its coverage and its commonest failure status with a count
 (``ragjudge testset`` exits 2); nothing is written.
@@ -335,7 +335,7 @@ class Builder:
 
     def coverage_failure(self, writer: str) -> str | None:
         """The one line naming the writer or judge below the coverage floor, or None."""
-        from ragjudge.sweep.stages import coverage_floor, coverage_problem, judging_failure
+        from ragjudge.judges.coverage import coverage_floor, coverage_problem, judging_failure
 
         floor = coverage_floor()
         made = self.writes - len(self.write_failures)
@@ -496,7 +496,7 @@ async def run_build(
     if backend == "llm" and status == "finished":
         failure = b.coverage_failure(writer.name)
         if failure is not None:
-            from ragjudge.sweep.stages import StageFailedError
+            from ragjudge.judges.coverage import StageFailedError
 
             raise StageFailedError(failure)
     if backend == "offline":

@@ -1,0 +1,100 @@
+"""Coverage of a judging stage: a judge whose coverage (decided / called) is below the floor
+(``coverage_floor``: ``RAGJUDGE_MIN_COVERAGE``, default 0.5) failed as a whole; every call
+failing is always below it. Used by the sweep, ``evaluate()``, ``judge``, ``testset`` (its
+question writer too) and ``report`` (why a failed run is refused)."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragjudge.errors import ConfigError, RagjudgeError
+from ragjudge.schema import JudgeResult, JudgeStatus
+
+CALL_FAILURES = frozenset(
+    {JudgeStatus.provider_error, JudgeStatus.timeout, JudgeStatus.rate_limited}
+)
+"""Statuses that mean the endpoint could not be used, not that the judge could not decide."""
+
+NO_CALL = frozenset(
+    {JudgeStatus.skipped_missing_reference, JudgeStatus.skipped_budget, JudgeStatus.invalid_input}
+)
+"""Statuses of results that were decided without calling the judge's model."""
+
+
+class StageFailedError(RagjudgeError):
+    """A stage failed as a whole; the message names the stage and the first error."""
+
+    partial: Any = None
+    """What was computed before the failure was found, when the raiser keeps it (``evaluate``
+    attaches its ``EvaluationResult``)."""
+
+
+DEFAULT_COVERAGE_FLOOR = 0.5
+"""Share of a judge's called results that must be scored for its stage to count as done."""
+
+
+def coverage_floor() -> float:
+    """``RAGJUDGE_MIN_COVERAGE`` (a share in 0..1), else ``DEFAULT_COVERAGE_FLOOR``."""
+    raw = (os.environ.get("RAGJUDGE_MIN_COVERAGE") or "").strip()
+    if not raw:
+        return DEFAULT_COVERAGE_FLOOR
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0.0 <= value <= 1.0:
+        raise ConfigError(
+            f"RAGJUDGE_MIN_COVERAGE={raw!r} is not a share between 0 and 1 (e.g. 0.5)"
+        )
+    return value
+
+
+def judging_failure(
+    results: Mapping[str, Sequence[JudgeResult]], floor: float | None = None
+) -> str | None:
+    """One line naming each judge whose coverage (decided / called: a score or ``no_claims``)
+    is below ``floor``
+    (default ``coverage_floor()``) with its dominant failure status and count, and the first
+    error of that status; None when every judge that made a call is at or above it. A judge
+    that scored nothing is below any floor."""
+    floor = coverage_floor() if floor is None else floor
+    failed = []
+    for name, rs in results.items():
+        called = [r for r in rs if r.status not in NO_CALL]
+        failures = [(r.status.value, r.error) for r in called if not _decided(r)]
+        line = coverage_problem(name, len(called) - len(failures), len(called), failures, floor)
+        if line is not None:
+            failed.append(line)
+    if not failed:
+        return None
+    return " ".join(("judging failed: " + "; ".join(failed)).split())[:1000]
+
+
+def coverage_problem(
+    name: str,
+    decided: int,
+    called: int,
+    failures: Sequence[tuple[str, str | None]],
+    floor: float,
+    verb: str = "scored",
+) -> str | None:
+    """``NAME scored D/C (P%, floor F%); STATUS xN: first error`` when ``decided / called`` is
+    below ``floor`` (nothing decided is below any floor), naming the commonest failure status
+    of ``failures`` (status, error) and the first error of that status; None when at or above
+    it or nothing was called."""
+    if not called or (decided and decided >= floor * called):
+        return None
+    line = f"{name} {verb} {decided}/{called} ({decided / called:.0%}, floor {floor:.0%})"
+    if not failures:
+        return line
+    status, n = Counter(s for s, _ in failures).most_common(1)[0]
+    first = next((e for s, e in failures if s == status and e), None)
+    return line + f"; {status} x{n}" + (f": {first}" if first else "")
+
+
+def _decided(r: JudgeResult) -> bool:
+    """A score, or the judge's own finding that there is nothing to score (``no_claims``)."""
+    return r.score is not None or r.status == JudgeStatus.no_claims
