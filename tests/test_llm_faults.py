@@ -142,3 +142,25 @@ async def test_limiter_tolerates_a_trickle_of_429s_but_shrinks_on_sustained_over
         await lim.acquire()
         await lim.release()
     assert lim.current > 10
+
+
+async def test_the_attempt_timeout_starts_when_the_request_is_sent_not_queued(
+    llm_env: FakeLLMServer,
+) -> None:
+    """Issue #29: the per-attempt timeout counted the time a request waited its turn. One
+    request at a time, 0.3 s each, a 0.5 s timeout, one attempt: the fourth request waits
+    about 0.9 s for its turn and still succeeds."""
+    import asyncio
+
+    llm_env.latency = 0.3
+    async with LLMClient.from_env(
+        max_concurrency=1, adaptive=False, timeout=0.5, max_attempts=1
+    ) as client:
+        started = time.perf_counter()
+        results = await asyncio.gather(
+            *(client.structured(ask(f"{i} 1"), Sum, prompt=SUM) for i in range(4))
+        )
+        elapsed = time.perf_counter() - started
+    assert all(r.ok for r in results), [r.error for r in results]
+    assert elapsed > 1.1  # they really queued: 4 x 0.3 s one at a time
+    assert llm_env.stats()["max_in_flight"] == 1
