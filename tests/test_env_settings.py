@@ -5,6 +5,7 @@ variable and its value."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -59,3 +60,51 @@ def test_the_cli_refuses_a_nan_temperature_with_one_line(tmp_path, capsys, monke
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and len(err.splitlines()) == 1, err
     assert "RAGJUDGE_TEMPERATURE=nan" in err
+
+
+PRECEDENCE = [
+    # (setting, environment variable, its value there, an explicit value)
+    ("model", "RAGJUDGE_MODEL", "env-model", "flag-model"),
+    ("timeout", "RAGJUDGE_TIMEOUT", "7", 9.0),
+    ("max_concurrency", "RAGJUDGE_MAX_CONCURRENCY", "3", 5),
+    ("max_attempts", "RAGJUDGE_MAX_ATTEMPTS", "2", 4),
+    ("structured_mode", "RAGJUDGE_STRUCTURED", "tools", "prompt"),
+    ("max_tokens", "RAGJUDGE_MAX_TOKENS", "100", 200),
+]
+
+
+@pytest.mark.parametrize(("field", "var", "env_value", "explicit"), PRECEDENCE)
+def test_one_precedence_for_every_llm_setting(
+    monkeypatch: pytest.MonkeyPatch, field: str, var: str, env_value: str, explicit: Any
+) -> None:
+    """flag or argument > RAGJUDGE_* > OPENAI_* > default; an unset flag (None) never
+    overrides the environment (docs/llm.md, "Precedence")."""
+    from ragjudge.llm.settings import LLMSettings
+
+    monkeypatch.delenv(var, raising=False)
+    default = getattr(LLMSettings(), field)
+    assert getattr(LLMSettings.from_env(**{field: None}), field) == default
+    monkeypatch.setenv(var, env_value)
+    from_env = getattr(LLMSettings.from_env(**{field: None}), field)
+    assert from_env not in (default, explicit)
+    assert str(from_env).removesuffix(".0") == env_value
+    assert getattr(LLMSettings.from_env(**{field: explicit}), field) == explicit
+
+
+def test_concurrency_and_coverage_floor_follow_the_same_precedence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ragjudge.judges.coverage import DEFAULT_COVERAGE_FLOOR, coverage_floor
+    from ragjudge.llm.settings import LLMSettings, resolve_concurrency
+
+    monkeypatch.delenv("RAGJUDGE_MAX_CONCURRENCY", raising=False)
+    monkeypatch.delenv("RAGJUDGE_MIN_COVERAGE", raising=False)
+    assert resolve_concurrency(None) == LLMSettings().max_concurrency
+    assert coverage_floor() == DEFAULT_COVERAGE_FLOOR
+    monkeypatch.setenv("RAGJUDGE_MAX_CONCURRENCY", "3")
+    monkeypatch.setenv("RAGJUDGE_MIN_COVERAGE", "0.8")
+    assert resolve_concurrency(None) == 3 and resolve_concurrency(5) == 5
+    assert coverage_floor() == 0.8
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    monkeypatch.setenv("RAGJUDGE_BASE_URL", "http://127.0.0.1:2/v1")
+    assert LLMSettings.from_env().base_url == "http://127.0.0.1:2/v1"  # RAGJUDGE_* > OPENAI_*
