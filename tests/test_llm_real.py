@@ -328,3 +328,54 @@ def test_testset_in_llm_mode(real_env: LlamaServer, tmp_path: Path) -> None:
     sent = int(re.search(r"LLM calls sent (\d+)", out.stdout)[1])  # type: ignore[index]
     total = re.search(r"total\W+(\d+)\W+(\d+)", out.stdout)
     assert sent >= 2 and total is not None, out.stdout
+
+
+def test_sweep_killed_with_kill_9_resumes_and_pays_no_call_twice(
+    real_env: LlamaServer, tmp_path: Path
+) -> None:
+    """Plumbing: a sweep with an LLM judge, ``kill -9``ed once two judge calls were answered,
+    resumes the same run when run again and pays no call again for what was done (stored
+    results are not re-planned, answered calls come from the cache); the server sees only the
+    pre-flight and the calls the re-run reports."""
+    import signal
+
+    cfg = tmp_path / "sweep.yaml"
+    body = SWEEP.format(demo=demo_dir(), sample=3)
+    body = body.replace("{kind: chat}", "{kind: extractive}").replace("rerankers:", "# ")
+    cfg.write_text(
+        body.replace('  criteria: {on_topic: "Does the answer address the question?"}\n', "")
+    )
+    env = dict(os.environ, RAGJUDGE_MAX_TOKENS="160")
+    args = [sys.executable, "-m", "ragjudge", "sweep", "--config", str(cfg), "--out", str(tmp_path)]
+    before = real_env.chat_posts("200")
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        # the pre-flight call, then two judge calls answered
+        while real_env.chat_posts("200") < before + 3 and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.1)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    killed_at = real_env.chat_posts("200")
+    out = _cli(["sweep", "--config", str(cfg), "--out", str(tmp_path)], env)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "resuming run" in out.stderr, out.stderr
+    sent = re.search(r"LLM calls sent (\d+), answered \d+, cache hits (\d+)", out.stderr)
+    assert sent is not None, out.stderr
+    new_calls, hits = int(sent[1]), int(sent[2])
+    print(f"\nkill -9 resume on llama.cpp: sent {new_calls}, cache hits {hits} on the re-run")
+    # what was done before the kill is not paid again: its results are in the run store (not
+    # planned again) or its replies in the cache (a hit); the re-run sends fewer than 3 calls
+    assert new_calls < 3 or hits >= 1, out.stderr
+    # the server saw only the pre-flight and the calls the re-run says it sent
+    assert real_env.chat_posts("200") - killed_at == 1 + new_calls
+    from ragjudge.store import open_store
+
+    (run,) = open_store().list_runs()
+    assert run.status == "finished"
+    rows = open_store().judge_results(run.run_id)
+    assert len(rows) == 3 and sum(r.result.score is not None for r in rows) >= 2, rows
