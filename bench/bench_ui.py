@@ -2,10 +2,13 @@
 500,000 judge results, 100,000 answers) and a nightly history of H small runs (default 365),
 in a SQLite run store, served through HTTP (Starlette's client, in process).
 
-Measured: the run page and the first page of the case explorer (cold: the first request, which
-reads the run whole and analyses it; warm: again), a case page, the history page, and the
-weight of each page. The peer is ``summarise_run`` (what ``ragjudge runs show`` computes) on
-the same run, measured in the same process: ``ratio`` = page time / peer time.
+Every run ends as a sweep's does: its summary is computed and kept in the store
+(``ragjudge.sweep.digest``; the big run's is timed). Measured, each in a fresh server: the run
+page (first request, again), the first page of the case explorer (plain, and ordered by the
+move against a baseline), a case page, the runs list, the history page (first request, again),
+the run page of an older run with no kept summary (computed once, then kept), and the weight of
+each page. The peer is ``summarise_run`` (what ``ragjudge runs show`` computes) on the same
+run, measured in the same process: ``ratio`` = page time / peer time.
 
     python bench/bench_ui.py --cases 10000 --history 365
 """
@@ -32,7 +35,9 @@ from ragjudge.schema import (
     TestCase,
 )
 from ragjudge.store import RetrievalMetric, RunStore, StoredJudgeResult, open_store
+from ragjudge.store.view import RunView
 from ragjudge.sweep.demo import demo_config
+from ragjudge.sweep.digest import compute, keep
 from ragjudge.sweep.run import summarise_run
 from ragjudge.ui.app import create_app
 
@@ -112,6 +117,7 @@ def _store_run(store: RunStore, run_id: str, n: int, started: str, rng: random.R
         store.put_judge_results(run_id, results)
         store.put_retrieval_metrics(run_id, metrics)
     store.set_status(run_id, "finished", finished=True)
+    keep(store, compute(store, RunView.read(store, run_id)))  # as the sweep does at its end
 
 
 def _time(client: TestClient, url: str) -> tuple[float, int]:
@@ -134,6 +140,9 @@ def main() -> None:
         _store_run(store, "big", args.cases, "2026-01-01T00:00:00+00:00", rng)
         print(f"stored {args.cases} cases x {len(KS)} k x {len(JUDGES)} judges in "
               f"{time.perf_counter() - t:.1f} s")  # fmt: skip
+        t = time.perf_counter()
+        keep(store, compute(store, RunView.read(store, "big")))
+        kept = time.perf_counter() - t
         for night in range(args.history):
             run_id = f"night{night:03d}"
             day = (
@@ -146,16 +155,27 @@ def main() -> None:
         summarise_run(store, "big")
         peer = time.perf_counter() - t
 
-        client = TestClient(create_app(store), base_url="http://127.0.0.1")
-        rows = []
-        for name, url in (
-            ("run page (cold)", "/runs/big"),
-            ("run page (warm)", "/runs/big"),
-            ("case explorer, first page", "/runs/big/cases"),
-            ("case page", "/runs/big/cases/q00042"),
-            (f"history of {args.history} runs (cold)", "/history?tag=nightly"),
-            (f"history of {args.history} runs (warm)", "/history?tag=nightly"),
+        _store_run(store, "older", args.cases // 10, "2026-01-02T00:00:00+00:00", rng)
+        store.set_status("older", "finished", finished=True)  # drops its kept summary
+
+        def fresh() -> TestClient:
+            return TestClient(create_app(store), base_url="http://127.0.0.1")
+
+        client = fresh()
+        rows = [("summary kept at the end of the big run (once)", kept, 0)]
+        for name, new, url in (
+            ("run page, first request", True, "/runs/big"),
+            ("run page, again", False, "/runs/big"),
+            ("case explorer, first page, first request", True, "/runs/big/cases"),
+            ("case explorer, moved most vs a baseline", True, "/runs/big/cases?baseline=big"),
+            ("case page, first request", True, "/runs/big/cases/q00042"),
+            (f"older run of {args.cases // 10} cases, no kept summary", True, "/runs/older"),
+            (f"older run of {args.cases // 10} cases, then", False, "/runs/older"),
+            ("runs list, first request", True, "/"),
+            (f"history of {args.history} runs, first request", True, "/history?tag=nightly"),
+            (f"history of {args.history} runs, again", False, "/history?tag=nightly"),
         ):
+            client = fresh() if new else client
             seconds, size = _time(client, url)
             rows.append((name, seconds, size))
         print(f"peer: summarise_run (ragjudge runs show) on the big run: {peer:.2f} s")

@@ -251,6 +251,11 @@ def test_a_store_of_the_previous_release_upgrades_in_place(tmp_path):
 
     assert rev == head()
     assert open_store(path).labels(run.run_id)[0].value == 1.0  # reopening does not migrate again
+    from ragjudge.sweep.digest import digest
+
+    assert store.summaries([run.run_id]) == {}  # the summaries table came with the upgrade
+    assert digest(store, run.run_id).summary.n_cases == 3  # computed once for the old run...
+    assert store.summaries([run.run_id])[run.run_id][0] == "finished"  # ...and kept
 
 
 def _sql_url(store_url: str) -> str:

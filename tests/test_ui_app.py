@@ -172,3 +172,44 @@ def test_case_explorer_filters_and_moved_most(stored, tmp_path):
         f"/runs/{other.run_id}/cases?k=2&judge=faithfulness&baseline={run_id}"
     )
     assert page.text.index("q-tin") < page.text.index("q-copper")
+
+
+def test_a_run_summary_is_kept_when_the_run_ends_and_dropped_by_any_write(stored):
+    from ragjudge.sweep.digest import RunDigest, digest
+
+    store, run_id = stored
+    ((status, text),) = store.summaries([run_id]).values()  # kept by the sweep as it ended
+    kept = RunDigest.model_validate_json(text)
+    assert status == "finished" and kept.status == "finished" and kept.summary.choice.best_k
+    # the run page reads the kept summary: a planted one (best k 97) is what it shows
+    planted = kept.model_copy(
+        update={"summary": kept.summary.model_copy(update={"ks": [*kept.summary.ks, 97]})}
+    )
+    store.put_summary(run_id, "finished", planted.model_dump_json())
+    page = TestClient(create_app(store), base_url=LOCAL).get(f"/runs/{run_id}").text
+    assert "<th>97</th>" in page or ">97<" in page
+    # any write to the run drops it; the next read computes it once and keeps it again
+    store.put_judge_results(run_id, store.judge_results(run_id)[:1])
+    assert store.summaries([run_id]) == {}
+    assert digest(store, run_id).summary.ks == kept.summary.ks
+    assert run_id in store.summaries([run_id])
+    store.set_status(run_id, "running")  # a resume
+    assert store.summaries([run_id]) == {}
+    with store.lease(run_id):  # a live writer: its summary is computed, never kept
+        assert digest(store, run_id).status == "running"
+        assert store.summaries([run_id]) == {}
+
+
+def test_the_case_explorer_reads_its_page_only(stored):
+    from ragjudge.store import CaseQuery
+    from ragjudge.ui.pages import Pages
+
+    store, run_id = stored
+    everything = sorted({r.case_id for r in store.judge_results(run_id)})
+    total, first = store.find_cases(run_id, CaseQuery(k=1, judge="faithfulness", limit=3))
+    _, rest = store.find_cases(run_id, CaseQuery(k=1, judge="faithfulness", offset=3, limit=99))
+    assert total == len(everything) and [h.case_id for h in first + rest] == everything
+    assert set(first[0].scores) == {r.judge for r in store.judge_results(run_id)}
+    e = Pages(store).explorer(run_id, k=1, per_page=3, page=99)  # past the end: the last page
+    assert e.pages == -(-total // 3) and e.page == e.pages and e.rows
+    assert [r.case_id for r in e.rows] == everything[(e.pages - 1) * 3 :]

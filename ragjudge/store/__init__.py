@@ -7,6 +7,8 @@ as a ``RunView`` (``ragjudge.store.view``). docs/store.md describes the backends
 """
 
 from ragjudge.store.base import (
+    CaseHit,
+    CaseQuery,
     CorruptRowError,
     RetrievalMetric,
     RunLockedError,
@@ -24,6 +26,8 @@ from ragjudge.store.lock import RunLock
 from ragjudge.store.open import open_store
 
 __all__ = [
+    "CaseHit",
+    "CaseQuery",
     "CorruptRowError",
     "RetrievalMetric",
     "RunLock",

@@ -18,6 +18,9 @@ web UI all rely on it):
 - The ledger is append-only, numbered per run; tags are ``(run, tag) -> value``.
 - Human labels are rows of their own (``StoredLabel``): several labelers of one case are all
   kept, each row with its labeler, time and the judge version it was compared with.
+- A run's summary (``put_summary``) is kept with the status it was computed at, as JSON the
+  store does not read (``ragjudge.sweep.digest`` is its one reader); any write to the run's
+  rows, ledger or manifest (``set_status`` too: a resume, a status change) drops it.
 - ``lease(run_id)`` holds the run's single-writer lease for a block: a second live writer gets
   ``RunLockedError`` naming the holder; a writer that dies (``kill -9``, a lost machine) loses
   it, so its run can be resumed.
@@ -27,7 +30,7 @@ web UI all rely on it):
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from contextlib import AbstractContextManager
 from types import TracebackType
 from typing import NamedTuple, Protocol, runtime_checkable
@@ -101,6 +104,35 @@ class StoredLabel(BaseModel):
     @property
     def item_id(self) -> str:
         return item_id(self.case_id, self.k)
+
+
+class CaseQuery(BaseModel):
+    """A page of a run's cases at one k (``RunStore.find_cases``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    k: int
+    judge: str
+    """The focus judge: the status and score filters and the move are of its results."""
+    text: str = ""
+    """Case-insensitive text in the case id, the question or the answer at k."""
+    status: str = ""
+    """The focus judge's status (``missing``: no result at k)."""
+    lo: float | None = None
+    hi: float | None = None
+    baseline: str | None = None
+    """A run to order by the move against (current - baseline score of the focus judge)."""
+    offset: int = 0
+    limit: int = 50
+
+
+class CaseHit(BaseModel):
+    """One case of a page: every judge's status and score at the page's k."""
+
+    case_id: str
+    moved: float | None = None
+    statuses: dict[str, str]
+    scores: dict[str, float | None]
 
 
 class StoreLockedError(RagjudgeError):
@@ -186,32 +218,43 @@ class RunStore(Protocol):
     # rows, written in idempotent batches and read back per run
     def put_answers(self, run_id: str, answers: Iterable[Answer]) -> None: ...
 
-    def answers(self, run_id: str) -> list[Answer]: ...
+    def answers(self, run_id: str, *, case_ids: Collection[str] | None = None) -> list[Answer]:
+        """The run's answers (of ``case_ids`` only, when given; the same for every read of
+        rows below)."""
+        ...
 
     def put_judge_results(self, run_id: str, results: Iterable[StoredJudgeResult]) -> None: ...
 
-    def judge_results(self, run_id: str) -> list[StoredJudgeResult]: ...
+    def judge_results(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> list[StoredJudgeResult]: ...
 
-    def judge_result_rows(self, run_id: str) -> JudgeResults:
+    def judge_result_rows(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> JudgeResults:
         """The run's judge results keyed ``(judge, k, case id)``: scores and statuses read
         from their columns, each result parsed on first access (``ragjudge.store.rows``)."""
         ...
 
     def put_rankings(self, run_id: str, rankings: Iterable[Ranking]) -> None: ...
 
-    def rankings(self, run_id: str) -> dict[str, Ranking]:
+    def rankings(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> dict[str, Ranking]:
         """Case id -> the ranking at the run's largest k."""
         ...
 
     def put_cases(self, run_id: str, cases: Iterable[TestCase]) -> None: ...
 
-    def cases(self, run_id: str) -> dict[str, TestCase]:
+    def cases(self, run_id: str, *, case_ids: Collection[str] | None = None) -> dict[str, TestCase]:
         """Case id -> the test case the run was asked."""
         ...
 
     def put_retrieval_metrics(self, run_id: str, rows: Iterable[RetrievalMetric]) -> None: ...
 
-    def retrieval_metrics(self, run_id: str) -> list[RetrievalMetric]: ...
+    def retrieval_metrics(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> list[RetrievalMetric]: ...
 
     def append_ledger(self, run_id: str, entries: Iterable[LedgerEntry]) -> None:
         """Append ledger entries after the run's last one."""
@@ -222,6 +265,20 @@ class RunStore(Protocol):
     def counts(self, run_id: str) -> dict[str, int]:
         """Row counts per table for one run: answers, judge_results, rankings,
         retrieval_metrics, ledger."""
+        ...
+
+    def find_cases(self, run_id: str, query: CaseQuery) -> tuple[int, list[CaseHit]]:
+        """How many of the run's cases match ``query``, and its page (``SqlRunStore``'s
+        docstring gives the order)."""
+        ...
+
+    # summaries
+    def put_summary(self, run_id: str, status: str, summary: str) -> None:
+        """Keep ``summary`` (JSON) as the run's summary at ``status``, replacing any."""
+        ...
+
+    def summaries(self, run_ids: Collection[str]) -> dict[str, tuple[str, str]]:
+        """run id -> (status, summary JSON) of the runs among ``run_ids`` that have one."""
         ...
 
     # human labels

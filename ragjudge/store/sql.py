@@ -20,7 +20,7 @@ import errno
 import shutil
 import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -43,6 +43,8 @@ from ragjudge.llm.settings import redact
 from ragjudge.schema import Answer, Ranking, RunManifest, TestCase
 from ragjudge.store import tables as t
 from ragjudge.store.base import (
+    CaseHit,
+    CaseQuery,
     RetrievalMetric,
     StoredJudgeResult,
     StoredLabel,
@@ -253,7 +255,13 @@ class SqlRunStore:
             index_elements=keys,
             set_={c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys},
         )
-        self._write(lambda c: c.execute(stmt, rows))
+
+        def upsert(conn: sa.Connection) -> None:
+            conn.execute(stmt, rows)
+            if table.name in _COUNTED or table is t.cases:
+                _drop_summaries(conn, {r["run_id"] for r in rows})
+
+        self._write(upsert)
 
     def _parse(self, model: type[M], raw: str, run_id: str, table: str, key: str) -> M:
         return parse_row(model, raw, RowSource(self.location, run_id), table, key)
@@ -277,6 +285,7 @@ class SqlRunStore:
             row = _run_row(manifest)
             conn.execute(t.runs.update().where(t.runs.c.run_id == manifest.run_id), row)
             _write_tags(conn, manifest)
+            _drop_summaries(conn, {manifest.run_id})
 
         self._write(update)
 
@@ -359,7 +368,7 @@ class SqlRunStore:
 
     def delete_run(self, run_id: str) -> None:
         def delete(conn: sa.Connection) -> None:
-            for table in (*t.ROW_TABLES, t.tags, t.labels):
+            for table in (*t.ROW_TABLES, t.tags, t.labels, t.run_summaries):
                 conn.execute(table.delete().where(table.c.run_id == run_id))
             conn.execute(t.runs.delete().where(t.runs.c.run_id == run_id))
 
@@ -376,10 +385,10 @@ class SqlRunStore:
             ],
         )
 
-    def answers(self, run_id: str) -> list[Answer]:
+    def answers(self, run_id: str, *, case_ids: Collection[str] | None = None) -> list[Answer]:
         rows = self._rows(
             sa.select(t.answers.c.case_id, t.answers.c.k, t.answers.c.answer)
-            .where(t.answers.c.run_id == run_id)
+            .where(*_of(t.answers, run_id, case_ids))
             .order_by(t.answers.c.case_id, t.answers.c.k)
         )
         return [self._parse(Answer, a, run_id, "answers", f"{c}@k{k}") for c, k, a in rows]
@@ -401,13 +410,15 @@ class SqlRunStore:
             ],
         )
 
-    def judge_result_rows(self, run_id: str) -> JudgeResults:
+    def judge_result_rows(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> JudgeResults:
         """One query for the key, status, score and JSON columns, fetched whole by the driver
         (measured faster than ``yield_per`` partitions on both backends; bench_store.py), each
         row kept as fetched, no sort (``JudgeResults`` orders on iteration); nothing parsed."""
         j = t.judge_results
         stmt = sa.select(j.c.judge, j.c.k, j.c.case_id, j.c.status, j.c.score, j.c.result).where(
-            j.c.run_id == run_id
+            *_of(j, run_id, case_ids)
         )
 
         def fetch(conn: sa.Connection) -> dict[tuple[str, int, str], Any]:
@@ -415,8 +426,10 @@ class SqlRunStore:
 
         return JudgeResults(self._read(fetch), RowSource(self.location, run_id))
 
-    def judge_results(self, run_id: str) -> list[StoredJudgeResult]:
-        rows = self.judge_result_rows(run_id)
+    def judge_results(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> list[StoredJudgeResult]:
+        rows = self.judge_result_rows(run_id, case_ids=case_ids)
         return [StoredJudgeResult(c, k, j, rows[(j, k, c)]) for j, k, c in rows]
 
     def put_rankings(self, run_id: str, rankings: Iterable[Ranking]) -> None:
@@ -428,17 +441,27 @@ class SqlRunStore:
             ],
         )
 
-    def _by_case(self, table: sa.Table, column: str, model: type[M], run_id: str) -> dict[str, M]:
-        """``table``'s rows of ``run_id`` by case id, ``column`` parsed as ``model``."""
+    def _by_case(
+        self,
+        table: sa.Table,
+        column: str,
+        model: type[M],
+        run_id: str,
+        case_ids: Collection[str] | None,
+    ) -> dict[str, M]:
+        """``table``'s rows of ``run_id`` (of ``case_ids``, when given) by case id, ``column``
+        parsed as ``model``."""
         rows = self._rows(
             sa.select(table.c.case_id, table.c[column])
-            .where(table.c.run_id == run_id)
+            .where(*_of(table, run_id, case_ids))
             .order_by(table.c.case_id)
         )
         return {c: self._parse(model, raw, run_id, table.name, c) for c, raw in rows}
 
-    def rankings(self, run_id: str) -> dict[str, Ranking]:
-        return self._by_case(t.rankings, "ranking", Ranking, run_id)
+    def rankings(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> dict[str, Ranking]:
+        return self._by_case(t.rankings, "ranking", Ranking, run_id, case_ids)
 
     def put_cases(self, run_id: str, cases: Iterable[TestCase]) -> None:
         self._upsert(
@@ -446,8 +469,8 @@ class SqlRunStore:
             [{"run_id": run_id, "case_id": c.id, "testcase": c.model_dump_json()} for c in cases],
         )
 
-    def cases(self, run_id: str) -> dict[str, TestCase]:
-        return self._by_case(t.cases, "testcase", TestCase, run_id)
+    def cases(self, run_id: str, *, case_ids: Collection[str] | None = None) -> dict[str, TestCase]:
+        return self._by_case(t.cases, "testcase", TestCase, run_id, case_ids)
 
     def put_retrieval_metrics(self, run_id: str, rows: Iterable[RetrievalMetric]) -> None:
         self._upsert(
@@ -464,11 +487,13 @@ class SqlRunStore:
             ],
         )
 
-    def retrieval_metrics(self, run_id: str) -> list[RetrievalMetric]:
+    def retrieval_metrics(
+        self, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> list[RetrievalMetric]:
         m = t.retrieval_metrics
         rows = self._rows(
             sa.select(m.c.case_id, m.c.k, m.c.metric, m.c.value)
-            .where(m.c.run_id == run_id)
+            .where(*_of(m, run_id, case_ids))
             .order_by(m.c.metric, m.c.case_id, m.c.k)
         )
         return [RetrievalMetric(c, int(k), name, float(v)) for c, k, name, v in rows]
@@ -491,6 +516,7 @@ class SqlRunStore:
                     for i, e in enumerate(batch, start=1)
                 ],
             )
+            _drop_summaries(conn, {run_id})
 
         self._write(append)
 
@@ -512,6 +538,120 @@ class SqlRunStore:
             return out
 
         return self._read(count)
+
+    def find_cases(self, run_id: str, query: CaseQuery) -> tuple[int, list[CaseHit]]:
+        """The cases answered or judged at ``query.k`` that match ``query`` (text in the case
+        id, question or answer at k; the focus judge's status and score range), ordered by case
+        id, or with a baseline by how far the focus judge moved (current - baseline, largest
+        drop first, cases without both scores last): how many match, and the page
+        ``[offset, offset + limit)`` with each case's scores and statuses at k."""
+        j, a, c = t.judge_results, t.answers, t.cases
+        k = query.k
+        base = sa.union(
+            sa.select(a.c.case_id).where(a.c.run_id == run_id, a.c.k == k),
+            sa.select(j.c.case_id).where(
+                j.c.run_id == run_id, j.c.k == k, j.c.judge == query.judge
+            ),
+        ).subquery("base")
+        focus = j.alias("focus")
+        stmt = sa.select(base.c.case_id).select_from(
+            base.outerjoin(
+                focus,
+                sa.and_(
+                    focus.c.run_id == run_id,
+                    focus.c.case_id == base.c.case_id,
+                    focus.c.k == k,
+                    focus.c.judge == query.judge,
+                ),
+            )
+        )
+        if query.text:
+            ans = a.alias("ans")
+            stmt = stmt.outerjoin(
+                ans, sa.and_(ans.c.run_id == run_id, ans.c.case_id == base.c.case_id, ans.c.k == k)
+            ).outerjoin(c, sa.and_(c.c.run_id == run_id, c.c.case_id == base.c.case_id))
+            stmt = stmt.where(
+                sa.or_(
+                    base.c.case_id.icontains(query.text, autoescape=True),
+                    self._json_text(c.c.testcase, "question").icontains(
+                        query.text, autoescape=True
+                    ),
+                    self._json_text(ans.c.answer, "text").icontains(query.text, autoescape=True),
+                )
+            )
+        if query.status == "missing":
+            stmt = stmt.where(focus.c.status.is_(None))
+        elif query.status:
+            stmt = stmt.where(focus.c.status == query.status)
+        if query.lo is not None:
+            stmt = stmt.where(focus.c.score >= query.lo)
+        if query.hi is not None:
+            stmt = stmt.where(focus.c.score <= query.hi)
+        moved: Any = sa.null()
+        order: list[Any] = [base.c.case_id]
+        if query.baseline is not None:
+            b = j.alias("before")
+            stmt = stmt.outerjoin(
+                b,
+                sa.and_(
+                    b.c.run_id == query.baseline,
+                    b.c.case_id == base.c.case_id,
+                    b.c.k == k,
+                    b.c.judge == query.judge,
+                ),
+            )
+            moved = focus.c.score - b.c.score
+            order = [sa.case((moved.is_(None), 1), else_=0), moved, base.c.case_id]
+        page = stmt.add_columns(moved.label("moved")).order_by(*order)
+        page = page.offset(query.offset).limit(query.limit)
+
+        def read(conn: sa.Connection) -> tuple[int, list[Any], list[Any]]:
+            total = conn.execute(sa.select(sa.func.count()).select_from(stmt.subquery())).scalar()
+            hits = list(conn.execute(page))
+            ids = [h[0] for h in hits]
+            scores = list(
+                conn.execute(
+                    sa.select(j.c.case_id, j.c.judge, j.c.status, j.c.score).where(
+                        j.c.run_id == run_id, j.c.k == k, j.c.case_id.in_(ids)
+                    )
+                )
+            )
+            return int(total or 0), hits, scores
+
+        total, hits, score_rows = self._read(read)
+        by_case: dict[str, dict[str, tuple[str, float | None]]] = {}
+        for case_id, judge, status, score in score_rows:
+            by_case.setdefault(case_id, {})[judge] = (status, score)
+        return total, [
+            CaseHit(
+                case_id=case_id,
+                moved=float(m) if m is not None else None,
+                statuses={jn: st for jn, (st, _) in by_case.get(case_id, {}).items()},
+                scores={jn: sc for jn, (_, sc) in by_case.get(case_id, {}).items()},
+            )
+            for case_id, m in hits
+        ]
+
+    def _json_text(self, column: Any, key: str) -> Any:
+        """The text of top-level ``key`` of the JSON in ``column`` (each dialect's own
+        function)."""
+        if self.dialect == "postgresql":
+            return sa.func.json_extract_path_text(sa.cast(column, postgresql.JSON), key)
+        return sa.func.json_extract(column, f"$.{key}")
+
+    # ------------------------------------------------------------------ summaries
+
+    def put_summary(self, run_id: str, status: str, summary: str) -> None:
+        self._upsert(t.run_summaries, [{"run_id": run_id, "status": status, "summary": summary}])
+
+    def summaries(self, run_ids: Collection[str]) -> dict[str, tuple[str, str]]:
+        if self._read_only and not self._read(lambda c: sa.inspect(c).has_table("run_summaries")):
+            return {}  # a read-only store written before summaries were stored
+        s = t.run_summaries
+        rows = self._rows(
+            sa.select(s.c.run_id, s.c.status, s.c.summary).where(s.c.run_id.in_(list(run_ids)))
+        )
+        return {r: (st, text) for r, st, text in rows}
 
     # ------------------------------------------------------------------ labels
 
@@ -576,6 +716,21 @@ def _run_row(m: RunManifest) -> dict[str, Any]:
         "started_at": m.started_at,
         "finished_at": m.finished_at,
     }
+
+
+def _of(table: sa.Table, run_id: str, case_ids: Collection[str] | None) -> list[Any]:
+    """The WHERE conditions: ``run_id``'s rows, of ``case_ids`` when given."""
+    cond = [table.c.run_id == run_id]
+    if case_ids is not None:
+        cond.append(table.c.case_id.in_(list(case_ids)))
+    return cond
+
+
+def _drop_summaries(conn: sa.Connection, run_ids: set[str]) -> None:
+    """A write to a run makes its stored summary stale: drop it (``ragjudge.sweep.digest``
+    computes it again)."""
+    s = t.run_summaries
+    conn.execute(s.delete().where(s.c.run_id.in_(sorted(run_ids))))
 
 
 def _write_tags(conn: sa.Connection, m: RunManifest) -> None:

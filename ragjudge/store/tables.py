@@ -106,5 +106,15 @@ labels = Table(
     Index("labels_item", "run_id", "case_id", "k"),
 )
 
+run_summaries = Table(
+    "run_summaries",
+    metadata,
+    _run_id(),
+    Column("status", Text, nullable=False),
+    Column("summary", Text, nullable=False),
+)
+"""A run's summary as JSON (``ragjudge.sweep.digest`` writes and reads it) and the run status
+it was computed at; dropped by any write to the run's rows or manifest."""
+
 ROW_TABLES = (answers, judge_results, rankings, retrieval_metrics, cases, ledger)
 """The tables holding a run's rows, keyed by run (``counts``, ``store copy``)."""

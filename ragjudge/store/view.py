@@ -10,7 +10,7 @@ from rows (tests, or rows read elsewhere).
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -39,24 +39,27 @@ class RunView:
     run stored before test cases were."""
 
     @classmethod
-    def read(cls, store: RunStore, run_id: str) -> RunView:
-        """The stored run ``run_id`` (a full id); judge results are kept as stored and parsed
-        on access (``results``). The cyclic garbage collector pauses while the rows are read:
-        hundreds of thousands of new objects would otherwise trigger full collections that
-        cost more than the reading (bench/bench_store.py)."""
+    def read(
+        cls, store: RunStore, run_id: str, *, case_ids: Collection[str] | None = None
+    ) -> RunView:
+        """The stored run ``run_id`` (a full id); with ``case_ids``, only those cases' rows (a
+        case page). Judge results are kept as stored and parsed on access (``results``). The
+        cyclic garbage collector pauses while the rows are read: hundreds of thousands of new
+        objects would otherwise trigger full collections that cost more than the reading
+        (bench/bench_store.py)."""
         with _collector_paused():
-            return cls._read(store, run_id)
+            return cls._read(store, run_id, case_ids)
 
     @classmethod
-    def _read(cls, store: RunStore, run_id: str) -> RunView:
+    def _read(cls, store: RunStore, run_id: str, case_ids: Collection[str] | None) -> RunView:
         return cls.from_rows(
             run_id,
             manifest=store.manifest(run_id),
-            answers=store.answers(run_id),
-            results=store.judge_result_rows(run_id),
-            retrieval=store.retrieval_metrics(run_id),
-            rankings=store.rankings(run_id),
-            testcases=store.cases(run_id).values(),
+            answers=store.answers(run_id, case_ids=case_ids),
+            results=store.judge_result_rows(run_id, case_ids=case_ids),
+            retrieval=store.retrieval_metrics(run_id, case_ids=case_ids),
+            rankings=store.rankings(run_id, case_ids=case_ids),
+            testcases=store.cases(run_id, case_ids=case_ids).values(),
         )
 
     @classmethod

@@ -25,11 +25,12 @@ from ragjudge.judges.base import conform
 from ragjudge.schema import JudgeResult, TestSet
 from ragjudge.store import RunStore, StoredJudgeResult, open_store
 from ragjudge.store.view import RunView
-from ragjudge.sweep.analysis import SweepSummary, analyse
+from ragjudge.sweep.analysis import SweepSummary
 from ragjudge.sweep.budget import BudgetExhausted
 from ragjudge.sweep.components import Components, build_components
-from ragjudge.sweep.config import SweepConfig, stored_config
+from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.data import check_ks, load_dataset
+from ragjudge.sweep.digest import compute, keep, summarise
 from ragjudge.sweep.execute import Executor, Progress, build_executor
 from ragjudge.sweep.identity import (
     code_change_note,
@@ -240,11 +241,14 @@ async def arun_sweep(
         finally:
             executor.close()
         store.set_status(run_id, status, finished=status == "finished")
+    view = RunView.read(store, run_id)
+    summary = summarise(view, config)
+    keep(store, compute(store, view, summary, config))  # what `ragjudge ui` shows of the run
     return SweepOutcome(
         run_id=run_id,
         status=status,
         resumed=resumed,
-        summary=summarise_run(store, run_id, config),
+        summary=summary,
         counts=store.counts(run_id),
         llm_calls=executor.budget.session_calls,
         llm_answered=answered[0],
@@ -255,12 +259,4 @@ async def arun_sweep(
 
 def summarise_run(store: RunStore, run_id: str, config: SweepConfig | None = None) -> SweepSummary:
     """The summary of a stored run (its own config unless another objective is given)."""
-    m = store.manifest(run_id)
-    cfg = config or stored_config(m)
-    return analyse(
-        RunView.read(store, run_id),
-        ks=cfg.ks,
-        judges=cfg.judges.names,
-        objective=cfg.objective,
-        seed=cfg.seed,
-    )
+    return summarise(RunView.read(store, run_id), config)

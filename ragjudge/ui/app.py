@@ -128,7 +128,7 @@ def create_app(
         rows = pages.runs(q=q, status=status, sort=sort)
         n_pages = max(1, -(-len(rows) // RUNS_PER_PAGE))
         at = min(max(_int(p.get("page")) or 1, 1), n_pages)
-        shown = [pages.best_k(r) for r in rows[(at - 1) * RUNS_PER_PAGE : at * RUNS_PER_PAGE]]
+        shown = rows[(at - 1) * RUNS_PER_PAGE : at * RUNS_PER_PAGE]
         return page(
             request,
             "runs.html.j2",

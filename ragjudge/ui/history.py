@@ -1,5 +1,5 @@
 """The History page: the headline metrics of every run carrying a tag (the nightly), oldest
-first, each at the run's chosen k with its 95% interval.
+first, each at the run's chosen k with its 95% interval, read from the runs' stored digests.
 
 A point is marked *regressed* when its interval lies wholly below the previous run's interval
 (ci_high < previous ci_low): a drop that the two runs' own intervals cannot explain. The
@@ -39,14 +39,16 @@ class History(BaseModel):
 def history(pages: Pages, store: RunStore, tag: str) -> History:
     """The tagged runs' headline metrics (module docstring)."""
     manifests = sorted(store.find_by_tag(tag), key=lambda m: m.started_at)
+    kept = pages.digests([m.run_id for m in manifests])
     nights: list[Night] = []
     metrics: list[str] = []
     previous: Night | None = None
     for m in manifests:
         points: dict[str, Point] = {}
         k = None
-        if pages.view(m.run_id).results:
-            s = pages.summary(m.run_id)
+        d = kept[m.run_id]
+        if d.results:
+            s = d.summary
             k = s.choice.best_k or (s.ks[-1] if s.ks else None)
             table = s.table()
             for name in [*s.judges, "objective"]:

@@ -1,13 +1,14 @@
-"""The data of the ``ragjudge ui`` pages, read from a run store through ``RunView`` (the one
-reader of a stored run) and the sweep and report models the files use.
+"""The data of the ``ragjudge ui`` pages, read from a run store: a run's analysis from its
+stored digest (``ragjudge.sweep.digest``, computed once per run), a page of cases through
+``RunStore.find_cases`` and a case through ``RunView`` of that case only; the label pages read
+the whole run (``view``, cached per (run id, status)).
 
-A run's view and its sweep summary are cached per (run id, status): a finished run never
-changes, a running one is re-read when its status changes. Case pages read the cached view.
+A running run's digest changes with every batch written: it is computed when asked and kept
+in this process while the run's row counts stay the same.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
 from collections.abc import Sequence
 from threading import Lock
 from typing import Any
@@ -15,9 +16,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ragjudge.schema import Answer, JudgeResult, RunManifest
-from ragjudge.store import RunStore
+from ragjudge.store import CaseQuery, RunStore
 from ragjudge.store.view import RunView
-from ragjudge.sweep.analysis import SweepSummary
+from ragjudge.sweep.digest import RunDigest, digests
 from ragjudge.sweep.render import RunSummary, run_summary
 
 
@@ -36,7 +37,6 @@ class RunRow(BaseModel):
     coverage: float | None
     """Judge results with a score / judge results stored."""
     best_k: int | None = None
-    """Filled for the rows shown (``Pages.best_k``): choosing k analyses the whole run."""
 
 
 class Doc(BaseModel):
@@ -137,71 +137,58 @@ class Pages:
         self.store = store
         self._lock = Lock()
         self._views: dict[tuple[str, str], RunView] = {}
-        self._summaries: dict[tuple[str, str], SweepSummary] = {}
-        self._index: dict[tuple[str, str], tuple[list[str], list[str], list[int], list[str]]] = {}
+        self._live: dict[str, tuple[tuple[int, ...], RunDigest]] = {}
 
     def manifest(self, ref: str) -> RunManifest:
         return self.store.manifest(self.store.resolve(ref))
 
     def view(self, run_id: str) -> RunView:
+        """The whole run (the label and agreement pages)."""
         key = (run_id, self.store.manifest(run_id).status)
         with self._lock:
             if key not in self._views:
                 self._views[key] = RunView.read(self.store, run_id)
             return self._views[key]
 
-    def index(self, run_id: str) -> tuple[list[str], list[str], list[int], list[str]]:
-        """The run's case ids, judges, ks and retrieval metrics (each a pass over the run, so
-        cached)."""
-        key = (run_id, self.store.manifest(run_id).status)
-        with self._lock:
-            cached = self._index.get(key)
-        if cached is None:
-            view = self.view(run_id)
-            ks = sorted({k for (_, k) in view.answers})
-            cached = (view.cases, view.judges, ks, view.retrieval_metrics)
+    def digests(self, run_ids: Sequence[str]) -> dict[str, RunDigest]:
+        """run id -> its digest (module docstring for a running run)."""
+        running = {m.run_id for m in self.store.list_runs() if m.status == "running"} & set(run_ids)
+        out = digests(self.store, [r for r in run_ids if r not in running])
+        for run_id in running:
+            counts = tuple(self.store.counts(run_id).values())
             with self._lock:
-                self._index[key] = cached
-        return cached
+                live = self._live.get(run_id)
+            if live is None or live[0] != counts:
+                live = (counts, digests(self.store, [run_id])[run_id])
+                with self._lock:
+                    self._live[run_id] = live
+            out[run_id] = live[1]
+        return out
 
-    def summary(self, run_id: str) -> SweepSummary:
-        """The run's sweep summary, as ``ragjudge runs show`` computes it."""
-        from ragjudge.sweep.analysis import analyse
-        from ragjudge.sweep.config import stored_config
-
-        m = self.store.manifest(run_id)
-        key = (run_id, m.status)
-        with self._lock:
-            cached = self._summaries.get(key)
-        if cached is not None:
-            return cached
-        cfg = stored_config(m)
-        s = analyse(
-            self.view(run_id),
-            ks=cfg.ks,
-            judges=cfg.judges.names,
-            objective=cfg.objective,
-            seed=cfg.seed,
-        )
-        with self._lock:
-            self._summaries[key] = s
-        return s
+    def digest(self, run_id: str) -> RunDigest:
+        return self.digests([run_id])[run_id]
 
     def run_summary(self, run_id: str) -> RunSummary:
-        return run_summary(self.summary(run_id))
+        d = self.digest(run_id)
+        summary = d.summary.model_copy(update={"manifest": self.store.manifest(run_id)})
+        return run_summary(summary)
 
     def runs(self, *, q: str = "", status: str = "", sort: str = "started") -> list[RunRow]:
-        """Every run (filtered by text in id, dataset or tags, and by status), sorted."""
-        rows = []
+        """Every run (filtered by text in id, dataset or tags, and by status), sorted; a
+        running run shows its counts only (its digest is computed on its own page)."""
+        shown = []
         for m in self.store.list_runs():
             tags = " ".join(f"{t}={v}" for t, v in m.tags.items())
             if q and q.lower() not in f"{m.run_id} {m.dataset_name} {tags}".lower():
                 continue
             if status and m.status != status:
                 continue
+            shown.append(m)
+        done = digests(self.store, [m.run_id for m in shown if m.status != "running"])
+        rows = []
+        for m in shown:
             counts = self.store.counts(m.run_id)
-            view = self.view(m.run_id)
-            scored = sum(r.score is not None for r in view.results.values())
+            d = done.get(m.run_id)
             rows.append(
                 RunRow(
                     run_id=m.run_id,
@@ -210,10 +197,11 @@ class Pages:
                     dataset=m.dataset_name,
                     config_hash=m.config_hash,
                     started_at=m.started_at,
-                    cost_usd=sum(e.cost_usd for e in self.store.ledger(m.run_id)),
+                    cost_usd=d.cost_usd if d is not None else 0.0,
                     answers=counts["answers"],
                     judged=counts["judge_results"],
-                    coverage=scored / len(view.results) if view.results else None,
+                    coverage=d.coverage if d is not None else None,
+                    best_k=d.summary.choice.best_k if d is not None else None,
                 )
             )
         key = {
@@ -225,26 +213,17 @@ class Pages:
         }.get(sort.lstrip("-"), lambda r: r.started_at)
         return sorted(rows, key=key, reverse=sort.startswith("-") or sort == "started")
 
-    def best_k(self, row: RunRow) -> RunRow:
-        """The row with its chosen k (finished runs with judge results)."""
-        if row.status != "finished" or not row.judged:
-            return row
-        return row.model_copy(update={"best_k": self.summary(row.run_id).choice.best_k})
-
     def statuses(self, run_id: str) -> dict[str, dict[str, int]]:
         """judge -> status -> count over every stored result."""
-        out: dict[str, Counter[str]] = defaultdict(Counter)
-        for (judge, _, _), r in self.view(run_id).results.items():
-            out[judge][r.status.value] += 1
-        return {j: dict(c) for j, c in sorted(out.items())}
+        return self.digest(run_id).statuses
 
     def case(self, run_id: str, case_id: str) -> CasePage:
-        view = self.view(run_id)
+        view = RunView.read(self.store, run_id, case_ids=[case_id])
         tc = view.testcases.get(case_id)
         relevant = dict(tc.relevant) if tc is not None else {}
         ranking = view.rankings.get(case_id)
-        _, judges, all_ks, metrics = self.index(run_id)
-        ks = [k for k in all_ks if (case_id, k) in view.answers]
+        judges, metrics = view.judges, view.retrieval_metrics
+        ks = sorted({k for (_, k) in view.answers})
         columns = []
         for k in ks:
             answer = view.answers.get((case_id, k))
@@ -308,61 +287,44 @@ class Pages:
     ) -> Explorer:
         """The cases of a run at one k (default: the chosen k), filtered by text, by a judge's
         status and score range; with a baseline, sorted by how far ``judge`` (default: the
-        first judge) moved, largest drop first."""
-        view = self.view(run_id)
-        cases, judges, ks, _ = self.index(run_id)
+        first judge) moved, largest drop first. Only the page shown is read."""
+        d = self.digest(run_id)
+        judges, ks = list(d.statuses), d.summary.ks
         if k is None:
-            best = self.summary(run_id).choice.best_k if view.results else None
+            best = d.summary.choice.best_k if d.results else None
             k = best if best is not None else (ks[-1] if ks else 0)
         focus = judge or (judges[0] if judges else "")
-        base_view = self.view(baseline) if baseline else None
-        questions = view.questions
-        rows = []
-        for case_id in cases:
-            question = questions.get(case_id, "")
-            if q and q.lower() not in f"{case_id} {question}".lower():
-                answer = view.answers.get((case_id, k))
-                if answer is None or q.lower() not in answer.text.lower():
-                    continue
-            results = {j: view.results.get((j, k, case_id)) for j in judges}
-            scores = {j: (r.score if r is not None else None) for j, r in results.items()}
-            statuses = {
-                j: (r.status.value if r is not None else "missing") for j, r in results.items()
-            }
-            if status and statuses.get(focus) != status:
-                continue
-            s = scores.get(focus)
-            if lo is not None and (s is None or s < lo):
-                continue
-            if hi is not None and (s is None or s > hi):
-                continue
-            moved = None
-            if base_view is not None:
-                b = base_view.results.get((focus, k, case_id))
-                if b is not None and b.score is not None and s is not None:
-                    moved = s - b.score
-            rows.append(
-                CaseRow(
-                    case_id=case_id,
-                    question=question,
-                    scores=scores,
-                    statuses=statuses,
-                    moved=moved,
-                )
+        query = CaseQuery(
+            k=k, judge=focus, text=q, status=status, lo=lo, hi=hi, baseline=baseline, limit=per_page
+        )
+        at = max(page, 1)
+        total, hits = self.store.find_cases(
+            run_id, query.model_copy(update={"offset": (at - 1) * per_page})
+        )
+        pages = max(1, -(-total // per_page))
+        if at > pages:  # past the end: the last page
+            at = pages
+            total, hits = self.store.find_cases(
+                run_id, query.model_copy(update={"offset": (at - 1) * per_page})
             )
-        if base_view is not None:
-            rows.sort(
-                key=lambda r: (r.moved is None, r.moved if r.moved is not None else 0.0, r.case_id)
+        questions = self.store.cases(run_id, case_ids=[h.case_id for h in hits])
+        rows = [
+            CaseRow(
+                case_id=h.case_id,
+                question=questions[h.case_id].question if h.case_id in questions else "",
+                scores={j: h.scores.get(j) for j in judges},
+                statuses={j: h.statuses.get(j, "missing") for j in judges},
+                moved=h.moved,
             )
-        pages = max(1, -(-len(rows) // per_page))
-        page = min(max(page, 1), pages)
+            for h in hits
+        ]
         return Explorer(
             run_id=run_id,
             k=k,
             ks=ks,
             judges=judges,
-            rows=rows[(page - 1) * per_page : page * per_page],
-            total=len(rows),
-            page=page,
+            rows=rows,
+            total=total,
+            page=at,
             pages=pages,
         )
