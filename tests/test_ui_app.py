@@ -213,3 +213,84 @@ def test_the_case_explorer_reads_its_page_only(stored):
     e = Pages(store).explorer(run_id, k=1, per_page=3, page=99)  # past the end: the last page
     assert e.pages == -(-total // 3) and e.page == e.pages and e.rows
     assert [r.case_id for r in e.rows] == everything[(e.pages - 1) * 3 :]
+
+
+def test_a_case_against_a_baseline_marks_the_claims_that_flipped(stored):
+    from ragjudge.schema import ClaimVerdict, Evidence
+    from ragjudge.ui.pages import Pages
+
+    store, run_id = stored
+    other = run_sweep(config(), store=store, components=parts(), testset=make_testset(), new=True)
+    (r,) = [
+        r
+        for r in store.judge_results(other.run_id)
+        if (r.judge, r.case_id, r.k) == ("faithfulness", "q-tin", 2)
+    ]
+    flipped = ClaimVerdict(claim="Tin melts at 232 degrees.", verdict="unsupported")
+    kept = ClaimVerdict(claim="Tin is a metal.", verdict="supported")
+    for rid, verdict in ((run_id, "supported"), (other.run_id, "unsupported")):
+        ev = Evidence(claims=[flipped.model_copy(update={"verdict": verdict}), kept])
+        store.put_judge_results(
+            rid, [r._replace(result=r.result.model_copy(update={"evidence": ev}))]
+        )
+    cell = next(
+        j
+        for col in Pages(store).case(other.run_id, "q-tin", baseline=run_id).columns
+        if col.k == 2
+        for j in col.judges
+        if j.judge == "faithfulness"
+    )
+    assert [(c.claim, c.before) for c in cell.claims] == [
+        ("Tin melts at 232 degrees.", "supported"),
+        ("Tin is a metal.", None),
+    ]
+    page = TestClient(create_app(store), base_url=LOCAL).get(
+        f"/runs/{other.run_id}/cases/q-tin?baseline={run_id}"
+    )
+    assert page.text.count('class="claim unsupported flipped"') == 1
+
+
+def test_graded_labels_made_in_the_page_feed_agree_with_no_file(stored, store_url):
+    store, run_id = stored
+    app = create_app(store)
+    client = TestClient(app, base_url=LOCAL)
+    agree = [sys.executable, "-m", "ragjudge", "agree", "--run", run_id, "--store", store_url]
+    bare = subprocess.run(agree, capture_output=True, text=True, timeout=300)
+    assert bare.returncode == 2 and "has no stored labels" in bare.stderr
+    assert "Traceback" not in bare.stderr
+    page = client.get(f"/label?run={run_id}&labeler=ana&scale=ordinal").text
+    assert 'value="5"' in page and 'name="scale" value="ordinal"' in page
+    for grade in ("2", "4", "5", "1", "3"):
+        page = client.get(f"/label?run={run_id}&labeler=ana&scale=ordinal").text
+        item = page.split('name="item_id" value="')[1].split('"')[0]
+        res = client.post(
+            "/label",
+            data={
+                "csrf": app.state.csrf,
+                "run": run_id,
+                "labeler": "ana",
+                "item_id": item,
+                "scale": "ordinal",
+                "dim:faithfulness": grade,
+            },
+            follow_redirects=False,
+        )
+        assert res.status_code == 303 and "scale=ordinal" in res.headers["location"]
+    labels = store.labels(run_id, judge="faithfulness")
+    assert sorted(lab.raw for lab in labels) == ["1", "2", "3", "4", "5"]
+    assert {lab.scale for lab in labels} == {"ordinal"}
+    # one dimension, one scale: a yes/no label of it now is refused, saying why
+    refused = client.post(
+        "/label",
+        data={
+            "csrf": app.state.csrf,
+            "run": run_id,
+            "labeler": "bo",
+            "item_id": labels[0].item_id,
+            "dim:faithfulness": "1",
+        },
+    )
+    assert refused.status_code == 400 and "ordinal scale" in refused.text
+    res = CliRunner().invoke(cli, ["agree", "--run", run_id, "--store", store_url])
+    assert res.exit_code == 0, res.output
+    assert "faithfulness (ordinal): 5/5 labelled" in res.output

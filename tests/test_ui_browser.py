@@ -82,17 +82,24 @@ def _shot(page: Page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / f"ui_{name}.png"), full_page=False)
 
 
-@pytest.fixture(scope="module")
-def demo_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RunStore, str, str]]:
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def demo_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[RunStore, str, str]]:
     """Two runs of the demo set (8 questions): the demo's hybrid retrieval, tagged baseline,
-    and BM25 only."""
+    and BM25 only; in a SQLite store, then in a PostgreSQL one (tests/fixtures/postgres.py)."""
     from ragjudge.sweep.demo import demo_config, run_demo
     from ragjudge.sweep.run import run_sweep
 
     home = tmp_path_factory.mktemp("home")
+    where = (
+        str(home / "runs.sqlite")
+        if request.param == "sqlite"
+        else request.getfixturevalue("postgres").fresh_url()
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("RAGJUDGE_HOME", str(home))
-        store = open_store(home / "runs.sqlite")
+        store = open_store(where)
         base = run_demo(home / "demo", cases=8, store=store).run_id
         cfg = demo_config()
         cfg = cfg.model_copy(
@@ -134,6 +141,14 @@ def test_a_user_path_runs_run_case_compare_label_agreement(demo_store, browser):
         page.wait_for_selector("#verdict-table")
         assert page.locator("#verdict-table tbody tr").count() > 10
         _shot(page, "compare")
+
+        # the case whose faithfulness dropped most, and the claims that flipped
+        page.click("a.moved-most:text('faithfulness')")
+        moved = [float(x) for x in page.locator("td.moved").all_inner_texts()]
+        assert moved and moved == sorted(moved)
+        page.locator("a.case").first.click()
+        assert f"against baseline {base}" in page.locator("h1").inner_text()
+        _shot(page, "case_vs_baseline")
 
         page.goto(f"{url}/label?run={current}")
         page.fill("#labeler", "ana")

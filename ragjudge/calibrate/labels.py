@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ragjudge.errors import DataError
 from ragjudge.io.rows import label_rows
+from ragjudge.store.base import StoredLabel
 
 Scale = Literal["binary", "ordinal", "continuous", "pairwise"]
 SCALES: tuple[str, ...] = get_args(Scale)
@@ -284,3 +285,23 @@ def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> Lab
             )
         )
     return LabelSet(path=str(p), labels=labels, scales=resolved, skipped_blank=skipped)
+
+
+def stored_label_set(labels: Sequence[StoredLabel], source: str) -> LabelSet:
+    """The stored labels as the ``LabelSet`` ``agree`` analyses (each dimension's scale
+    inferred from its raw values, as for a CSV)."""
+    human = [
+        HumanLabel(
+            item_id=lab.item_id,
+            dimension=lab.judge,
+            value=lab.value,
+            raw=lab.raw,
+            annotator=lab.labeler,
+            path=source,
+            line=i + 1,
+        )
+        for i, lab in enumerate(labels)
+    ]
+    dims = sorted({h.dimension for h in human})
+    scales = {d: infer_scale([h.raw for h in human if h.dimension == d]) for d in dims}
+    return LabelSet(path=source, labels=human, scales=scales)

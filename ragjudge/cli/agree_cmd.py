@@ -13,6 +13,7 @@ from ragjudge.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
     from ragjudge.calibrate.analyze import AgreementReport
+    from ragjudge.calibrate.labels import LabelSet
     from ragjudge.calibrate.source import RunData
 
 
@@ -28,18 +29,43 @@ def _load_run(run: str | None, results: Path | None, store: str | None) -> RunDa
 
 
 def _agree_source(
-    run: str | None, results: Path | None, store: str | None, rejudge: str | None, labels: Path
+    run: str | None,
+    results: Path | None,
+    store: str | None,
+    rejudge: str | None,
+    labels: Path | None,
 ) -> RunData:
     if rejudge is None:
         return _load_run(run, results, store)
-    if run is not None or results is not None:
-        raise ConfigError("--rejudge judges the label sheet itself: drop --run / --results")
+    if run is not None or results is not None or labels is None:
+        raise ConfigError(
+            "--rejudge judges the label sheet itself: give --labels, drop --run / --results"
+        )
     import asyncio
 
     from ragjudge.calibrate.labels import load_labels
     from ragjudge.calibrate.spotcheck import judge_sheet
 
     return asyncio.run(judge_sheet(labels, load_labels(labels).dimensions(), rejudge))
+
+
+def _stored_labels(run: str | None, store_path: str | None) -> LabelSet:
+    """The labels stored for ``run`` (``agree`` without ``--labels``)."""
+    from ragjudge.calibrate.labels import stored_label_set
+    from ragjudge.store import open_store
+
+    if run is None:
+        raise ConfigError("give --labels FILE, or --run RUN to use the labels stored for it")
+    with open_store(store_path, must_exist=True) as store:
+        run_id = store.resolve(run)
+        stored = store.labels(run_id)
+        where = store.location
+    if not stored:
+        raise ConfigError(
+            f"run {run_id} in {where} has no stored labels: label it in `ragjudge ui` "
+            "(or give --labels FILE)"
+        )
+    return stored_label_set(stored, f"run store {where}, run {run_id}")
 
 
 def _print_report(report: AgreementReport) -> None:
@@ -102,7 +128,12 @@ def _print_report(report: AgreementReport) -> None:
 
 
 def agree(
-    labels: Path = typer.Option(..., "--labels", help="Human labels (CSV or JSONL)."),
+    labels: Path | None = typer.Option(
+        None,
+        "--labels",
+        help="Human labels (CSV or JSONL); without it, the labels stored for --run (made in "
+        "`ragjudge ui` or imported there).",
+    ),
     run: str | None = typer.Option(
         None, "--run", help="Run id (or a unique prefix, or 'latest') in the run store."
     ),
@@ -131,13 +162,16 @@ def agree(
         raise ConfigError(f"--threshold must be in [0, 1], got {threshold}")
     if resamples < 10:
         raise ConfigError("--resamples must be at least 10")
-    label_set = load_labels(labels)
-    if not label_set.labels:
-        raise DataError(
-            f"no labels: every 'label' cell is empty ({label_set.skipped_blank} rows); fill in "
-            "the sheet first",
-            path=labels,
-        )
+    if labels is not None:
+        label_set = load_labels(labels)
+        if not label_set.labels:
+            raise DataError(
+                f"no labels: every 'label' cell is empty ({label_set.skipped_blank} rows); "
+                "fill in the sheet first",
+                path=labels,
+            )
+    else:
+        label_set = _stored_labels(run, store)
     data = _agree_source(run, results, store, rejudge, labels)
     report = analyze(label_set, data, threshold=threshold, n_resamples=resamples, seed=seed)
     _print_report(report)

@@ -32,12 +32,13 @@ from starlette.responses import HTMLResponse, PlainTextResponse, RedirectRespons
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from ragjudge.calibrate.labels import stored_label_set
 from ragjudge.calibrate.render import b64, fmt_ci, fmt_value
 from ragjudge.calibrate.source import RunData, from_view
 from ragjudge.errors import RagjudgeError
 from ragjudge.render import render
 from ragjudge.store import RunStore, StoredLabel, parse_item_id
-from ragjudge.ui.labels import import_csv, label_set, labels_csv, queue
+from ragjudge.ui.labels import import_csv, labels_csv, queue
 from ragjudge.ui.pages import Pages
 
 CSP = (
@@ -47,6 +48,9 @@ CSP = (
 )
 TOKEN_COOKIE = "ragjudge_token"
 RUNS_PER_PAGE = 25
+SCALES = {"binary": ("1", "0"), "ordinal": ("1", "2", "3", "4", "5")}
+"""The label scales the Label page offers (both ``agree`` reads): its keys, in order. One
+dimension of a run is labelled on one scale."""
 
 
 class _Guard(BaseHTTPMiddleware):
@@ -172,7 +176,10 @@ def create_app(
 
     async def case(request: Request) -> Response:
         run_id = store.resolve(request.path_params["run"])
-        data = pages.case(run_id, request.path_params["case"])
+        baseline = request.query_params.get("baseline") or None
+        data = pages.case(
+            run_id, request.path_params["case"], store.resolve(baseline) if baseline else None
+        )
         return page(request, "case.html.j2", c=data)
 
     async def compare(request: Request) -> Response:
@@ -186,7 +193,8 @@ def create_app(
         run_id, base_id = store.resolve(p["run"]), store.resolve(p["baseline"])
         report = stored_report(store, run_id, base_id, allow_partial=True)
         context = html_context(report, report_plots(report))
-        return page(request, "compare.html.j2", runs=runs_, p=dict(p), **context)
+        judges = list(pages.digest(run_id).statuses)
+        return page(request, "compare.html.j2", runs=runs_, p=dict(p), judges=judges, **context)
 
     async def history(request: Request) -> Response:
         from ragjudge.ui.history import history
@@ -215,6 +223,7 @@ def create_app(
         p = request.query_params
         run_id = store.resolve(p["run"]) if p.get("run") else latest()
         labeler = p.get("labeler", "").strip()
+        scale = p.get("scale", "binary") if p.get("scale") in SCALES else "binary"
         rd = data(run_id)
         mine = [lab for lab in store.labels(run_id) if lab.labeler == labeler]
         done = {lab.item_id for lab in mine}
@@ -241,6 +250,8 @@ def create_app(
             "label.html.j2",
             run_id=run_id,
             labeler=labeler,
+            scale=scale,
+            choices=SCALES[scale],
             item=item,
             dims=dims,
             n_mine=len(done),
@@ -252,10 +263,22 @@ def create_app(
         labeler = str(form.get("labeler", "")).strip()
         if not labeler:
             return PlainTextResponse("400: give a labeler name", 400)
+        scale = str(form.get("scale", "binary"))
+        if scale not in SCALES:
+            return PlainTextResponse(f"400: scale must be one of {', '.join(SCALES)}", 400)
         case_id, k = parse_item_id(str(form["item_id"]))
         rd = data(run_id)
         versions = {r.judge: r.judge_version for r in rd.results}
         note = str(form.get("note", ""))
+        given = [d for d in sorted(versions) if str(form.get(f"dim:{d}", "")) in SCALES[scale]]
+        for dim in given:
+            other = {lab.scale for lab in store.labels(run_id, judge=dim)} - {scale, None}
+            if other:
+                return PlainTextResponse(
+                    f"400: {dim} of run {run_id} is labelled on the {other.pop()} scale; "
+                    f"label it on that scale, not {scale}",
+                    400,
+                )
         rows = [
             StoredLabel(
                 run_id=run_id,
@@ -265,16 +288,15 @@ def create_app(
                 labeler=labeler,
                 value=float(str(form[f"dim:{dim}"])),
                 raw=str(form[f"dim:{dim}"]),
-                scale="binary",
+                scale=scale,
                 note=note,
                 judge_version=versions.get(dim),
             )
-            for dim in sorted(versions)
-            if str(form.get(f"dim:{dim}", "")) in ("0", "1")
+            for dim in given
         ]
         store.add_labels(rows)
         return RedirectResponse(
-            f"/label?run={quote(run_id)}&labeler={quote(labeler)}", status_code=303
+            f"/label?run={quote(run_id)}&labeler={quote(labeler)}&scale={scale}", status_code=303
         )
 
     async def agreement(request: Request) -> Response:
@@ -286,7 +308,7 @@ def create_app(
         stored = store.labels(run_id)
         report, dims = None, []
         if stored:
-            report = analyze(label_set(stored, f"run store {store.location}"), data(run_id))
+            report = analyze(stored_label_set(stored, f"run store {store.location}"), data(run_id))
             dims = [
                 {
                     "rep": d,

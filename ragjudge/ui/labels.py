@@ -1,6 +1,7 @@
-"""Labels made in the ``ui`` as what ``ragjudge agree`` reads: a ``LabelSet`` for the agreement
-page (no file in between), the label CSV for export, and the import of such a CSV (or of a
-filled ``spot-check`` sheet) into the run store; and the Label page's queue, picked by the
+"""Labels made in the ``ui`` as files: the label CSV ``ragjudge agree --labels`` reads, for
+export, and the import of such a CSV (or of a filled ``spot-check`` sheet) into the run store
+(``agree`` and the agreement page read stored labels with no file in between:
+``calibrate.labels.stored_label_set``); and the Label page's queue, picked by the
 sampler ``spot-check`` uses (``calibrate.spotcheck.select_items``)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import csv
 import io
 from pathlib import Path
 
-from ragjudge.calibrate.labels import HumanLabel, LabelSet, infer_scale, load_labels
+from ragjudge.calibrate.labels import load_labels
 from ragjudge.calibrate.source import RunData
 from ragjudge.calibrate.spotcheck import Pick, select_items
 from ragjudge.store import RunStore, StoredLabel, parse_item_id
@@ -23,26 +24,6 @@ CSV_COLUMNS = (
     "judge_version",
     "labelled_at",
 )
-
-
-def label_set(labels: list[StoredLabel], source: str) -> LabelSet:
-    """The stored labels as the ``LabelSet`` ``agree`` analyses (each dimension's scale
-    inferred from its raw values, as for a CSV)."""
-    human = [
-        HumanLabel(
-            item_id=lab.item_id,
-            dimension=lab.judge,
-            value=lab.value,
-            raw=lab.raw,
-            annotator=lab.labeler,
-            path=source,
-            line=i + 1,
-        )
-        for i, lab in enumerate(labels)
-    ]
-    dims = sorted({h.dimension for h in human})
-    scales = {d: infer_scale([h.raw for h in human if h.dimension == d]) for d in dims}
-    return LabelSet(path=source, labels=human, scales=scales)
 
 
 def labels_csv(labels: list[StoredLabel]) -> str:

@@ -54,6 +54,9 @@ class ClaimRow(BaseModel):
     verdict: str
     supporting: list[str]
     """Ids of the context chunks that support (or, for a contradicted claim, contradict) it."""
+    before: str | None = None
+    """The claim's verdict in the baseline (same judge, k and claim text) when it differs:
+    the claim flipped."""
 
 
 class JudgeCell(BaseModel):
@@ -77,6 +80,7 @@ class CaseAtK(BaseModel):
 
 class CasePage(BaseModel):
     run_id: str
+    baseline: str | None = None
     case_id: str
     question: str
     reference: str | None
@@ -118,15 +122,30 @@ def _claims(rows: Sequence[Any], answer: Answer | None) -> list[ClaimRow]:
     ]
 
 
-def _judge_cell(judge: str, r: JudgeResult, answer: Answer | None) -> JudgeCell:
+def _judge_cell(
+    judge: str, r: JudgeResult, answer: Answer | None, before: JudgeResult | None
+) -> JudgeCell:
+    """A judge's result; with the baseline's result ``before``, each claim whose verdict
+    differs there carries the old verdict."""
+
+    def flips(rows: Sequence[Any], old: Sequence[Any]) -> list[ClaimRow]:
+        was = {c.claim: c.verdict for c in old}
+        return [
+            c.model_copy(update={"before": was[c.claim]})
+            if was.get(c.claim, c.verdict) != c.verdict
+            else c
+            for c in _claims(rows, answer)
+        ]
+
+    old = before.evidence if before is not None else None
     return JudgeCell(
         judge=judge,
         score=r.score,
         status=r.status.value,
         explanation=r.evidence.explanation,
         version=r.judge_version,
-        claims=_claims(r.evidence.claims, answer),
-        key_points=_claims(r.evidence.key_points, answer),
+        claims=flips(r.evidence.claims, old.claims if old else []),
+        key_points=flips(r.evidence.key_points, old.key_points if old else []),
     )
 
 
@@ -217,8 +236,10 @@ class Pages:
         """judge -> status -> count over every stored result."""
         return self.digest(run_id).statuses
 
-    def case(self, run_id: str, case_id: str) -> CasePage:
+    def case(self, run_id: str, case_id: str, baseline: str | None = None) -> CasePage:
+        """One case at every k, read alone; with ``baseline``, the claims that flipped."""
         view = RunView.read(self.store, run_id, case_ids=[case_id])
+        base = RunView.read(self.store, baseline, case_ids=[case_id]) if baseline else None
         tc = view.testcases.get(case_id)
         relevant = dict(tc.relevant) if tc is not None else {}
         ranking = view.rankings.get(case_id)
@@ -251,7 +272,12 @@ class Pages:
                     answer=answer.text if answer is not None else None,
                     abstained=answer.abstained if answer is not None else False,
                     judges=[
-                        _judge_cell(j, view.results[(j, k, case_id)], answer)
+                        _judge_cell(
+                            j,
+                            view.results[(j, k, case_id)],
+                            answer,
+                            base.results.get((j, k, case_id)) if base is not None else None,
+                        )
                         for j in judges
                         if (j, k, case_id) in view.results
                     ],
@@ -264,6 +290,7 @@ class Pages:
             )
         return CasePage(
             run_id=run_id,
+            baseline=baseline,
             case_id=case_id,
             question=tc.question if tc is not None else "",
             reference=tc.reference if tc is not None else None,

@@ -1,5 +1,6 @@
 // ragjudge ui: keyboard navigation on the Label page (no inline script: the CSP forbids it).
-// 1 / y = yes, 0 / n = no for the focused dimension (then the next one is focused);
+// a digit picks that value for the focused dimension (yes/no: 1 / y = yes, 0 / n = no;
+// graded: 1 to 5), then the next one is focused;
 // Enter saves and goes to the next case; j / k = next / previous case without saving.
 document.addEventListener("keydown", (event) => {
   const form = document.getElementById("label-form");
@@ -20,8 +21,8 @@ document.addEventListener("keydown", (event) => {
     const a = document.getElementById(id);
     if (a) a.click();
   };
-  if (event.key === "1" || event.key === "y") pick("1");
-  else if (event.key === "0" || event.key === "n") pick("0");
+  const value = { y: "1", n: "0" }[event.key] || event.key;
+  if (/^[0-9]$/.test(value) && rows[current].querySelector(`input[value="${value}"]`)) pick(value);
   else if (event.key === "Enter") form.requestSubmit();
   else if (event.key === "j") follow("next-case");
   else if (event.key === "k") follow("prev-case");
