@@ -546,10 +546,16 @@ def parse_config(
 def stored_config(manifest: RunManifest) -> SweepConfig:
     """The configuration a sweep run was started with (its manifest's ``config["full"]``),
     validated as a config file is: a run that holds none, or whose config this version no
-    longer accepts (a run stored by another version), is a ``ConfigError`` naming the run."""
+    longer accepts (a run stored by another version), is a ``ConfigError`` naming the run.
+    The stored ``judges.names`` list every judge that ran, the criteria judges too; they are
+    given back to ``judges.criteria`` alone, as the run was configured."""
     full = manifest.config.get("full")
     if full is None:
         raise ConfigError(f"run {manifest.run_id}: its manifest holds no sweep configuration")
+    judges = full.get("judges")
+    if isinstance(judges, dict) and isinstance(judges.get("criteria"), dict):
+        names = [n for n in judges.get("names") or [] if n not in judges["criteria"]]
+        full = full | {"judges": judges | {"names": names}}
     return parse_config(full, source=f"run {manifest.run_id} (its stored configuration)")
 
 

@@ -82,8 +82,9 @@ def compute(
 
 
 def _analysis(cfg: SweepConfig) -> tuple[object, ...]:
-    """What ``analyse`` reads of a config."""
-    return (sorted(cfg.ks), list(cfg.judges.names), cfg.objective, cfg.seed)
+    """What ``analyse`` reads of a config (the judges: every one that runs, criteria too)."""
+    judges = list(dict.fromkeys([*cfg.judges.names, *cfg.judges.criteria]))
+    return (sorted(cfg.ks), judges, cfg.objective, cfg.seed)
 
 
 def keep(store: RunStore, digest: RunDigest) -> None:
