@@ -379,3 +379,35 @@ def test_sweep_killed_with_kill_9_resumes_and_pays_no_call_twice(
     assert run.status == "finished"
     rows = open_store().judge_results(run.run_id)
     assert len(rows) == 3 and sum(r.result.score is not None for r in rows) >= 2, rows
+
+
+def test_cascade_routes_only_the_uncertain_items_to_the_real_llm(real_env: LlamaServer) -> None:
+    """Issue #33, plumbing: with the band around the two middle offline scores, exactly those
+    two items go to the LLM judge (decided by ``llm``), the others keep the offline verdict at
+    no call; the server sees only the calls the results account for."""
+    import ragjudge
+
+    rows = demo_items(4)
+    offline = ragjudge.evaluate(rows, ["faithfulness"], backend="offline")
+    scores = {r.item_id: float(r.score) for r in offline.results["faithfulness"] if r.score}
+    ordered = sorted(scores.values())
+    assert len(ordered) == 4, scores
+    low, high = ordered[1] - 1e-9, ordered[2] + 1e-9
+    before = real_env.chat_posts("200")
+    out = ragjudge.evaluate(
+        rows, ["faithfulness"], backend="cascade", options={"low": low, "high": high}
+    )
+    escalated = {i for i, s in scores.items() if low <= s <= high}
+    assert len(escalated) == 2
+    for r in out.results["faithfulness"]:
+        f = r.evidence.features
+        assert f["cascade_first_score"] == pytest.approx(scores[r.item_id])
+        if r.item_id in escalated:
+            assert (r.backend, f["cascade_escalated"]) == ("llm", 1.0) and r.usage.calls >= 1
+        else:
+            assert (r.backend, f["cascade_escalated"], r.usage.calls) == ("offline", 0.0, 0)
+            assert r.score == pytest.approx(scores[r.item_id])
+    print(f"\ncascade on llama.cpp: {out.usage.calls} LLM calls for {len(escalated)} escalated")
+    # the calls the results account for, plus at most the pre-flight (none today: evaluate()
+    # finds no client on a cascade judge to pre-flight; its LLM judge holds it)
+    assert real_env.chat_posts("200") - before - out.usage.calls in (0, 1)
