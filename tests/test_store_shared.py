@@ -52,6 +52,7 @@ def test_copy_is_idempotent_and_check_finds_nothing_wrong(store_url, tmp_path, c
             for who in ("ann", "bob")
         ]
     )
+    src.put_summary(run.run_id, run.status, '{"kept": true}')
     for _ in range(2):
         code, out, err = run_cli(
             ["store", "copy", "--from", str(source), "--to", store_url], capsys
@@ -63,6 +64,7 @@ def test_copy_is_idempotent_and_check_finds_nothing_wrong(store_url, tmp_path, c
     assert len(dst.labels(run.run_id)) == 6
     assert dst.manifest(run.run_id) == src.manifest(run.run_id)
     assert dst.judge_results(run.run_id) == src.judge_results(run.run_id)
+    assert dst.summaries([run.run_id]) == src.summaries([run.run_id])  # the UI need not redo it
     code, out, err = run_cli(["store", "check", "--store", store_url], capsys)
     assert code == 0 and "1 runs, 0 problems" in out, out + err
 

@@ -4,8 +4,10 @@ SQLite into the team's PostgreSQL), ``check_store`` verifies a store (``ragjudge
 
 ``copy_store`` is idempotent: a run already in the target is updated to the source's manifest,
 its rows written again replace themselves (the keys of ``RunStore``), the ledger gets only the
-lines the target lacks, and a label is added only when the target has no label with the same
-item, judge, labeler, time and value. Copying twice leaves the target as copying once did.
+lines the target lacks, a label is added only when the target has no label with the same
+item, judge, labeler, time and value, and a run's kept summary (``put_summary``) goes across
+after its rows, which would otherwise drop it. Copying twice leaves the target as copying once
+did.
 
 ``check_store`` reads every run through the one reader (every row of every table parsed) and
 reports each problem on one line: a schema not at the newest migration, a run whose rows do not
@@ -57,6 +59,8 @@ def copy_store(source: RunStore, target: RunStore) -> CopyReport:
         have = {_label_key(x) for x in target.labels(run_id)}
         new = [x for x in source.labels(run_id) if _label_key(x) not in have]
         target.add_labels(x.model_copy(update={"id": None}) for x in new)
+        for status, summary in source.summaries([run_id]).values():
+            target.put_summary(run_id, status, summary)
         out.runs += 1
         out.labels += len(new)
         out.rows += (
