@@ -25,6 +25,7 @@ import numpy as np
 
 from ragjudge.errors import ConfigError
 from ragjudge.protocols import Encoder
+from ragjudge.userconfig import setting
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
 
@@ -135,7 +136,7 @@ def bf16_native() -> bool:
 def precision_choice() -> str:
     """``$RAGJUDGE_JUDGE_PRECISION``, lower-cased: ``auto`` (the default, also when unset),
     ``bf16`` or ``fp32``; any other value is a ``ConfigError`` naming the variable."""
-    choice = (os.environ.get(PRECISION_ENV) or "auto").strip().lower()
+    choice = (setting(PRECISION_ENV) or "auto").strip().lower()
     if choice not in ("auto", "bf16", "fp32"):
         raise ConfigError(f"{PRECISION_ENV}={choice!r}: expected auto, bf16 or fp32")
     return choice

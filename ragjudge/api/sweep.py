@@ -111,13 +111,12 @@ def sweep(
             "generator": {"kind": generator if generator in GENERATORS else "extractive"},
             "retriever": {"kind": retriever if retriever in RETRIEVERS else "hybrid"},
             "ks": list(ks),
-            "concurrency": concurrency,
             "seed": seed,
             **({"objective": dict(objective)} if objective else {}),
             **({"budget": dict(budget)} if budget else {}),
         },
         source="ragjudge.sweep()",
-    )
+    ).model_copy(update={"concurrency": concurrency})  # the argument beats the environment
     comp = build_components(
         config,
         GivenParts(

@@ -87,7 +87,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--concurrency",
             min=1,
-            help="Calls in flight (default: RAGJUDGE_MAX_CONCURRENCY, else 8).",
+            help="Calls in flight (default: RAGJUDGE_MAX_CONCURRENCY, else ragjudge.toml's "
+            "[llm] max_concurrency, else 8).",
         ),
         progress: bool = typer.Option(True, "--progress/--no-progress"),
         plugin: list[str] = typer.Option(
@@ -184,7 +185,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--concurrency",
             min=1,
-            help="Calls in flight (default: RAGJUDGE_MAX_CONCURRENCY, else 8).",
+            help="Calls in flight (default: RAGJUDGE_MAX_CONCURRENCY, else ragjudge.toml's "
+            "[llm] max_concurrency, else 8).",
         ),
     ) -> None:
         """Retrieve the top-k contexts of every test case and answer from them."""

@@ -85,14 +85,16 @@ def check(
     one judge call in each structured mode (what works, and the mode ``auto`` uses)."""
     from ragjudge.llm import LLMClient, LLMSettings
     from ragjudge.schema import PromptRef
+    from ragjudge.userconfig import config_path
 
     if not LLMSettings.configured():
         print(
-            "no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset): ragjudge "
-            "uses its offline judges and generator"
+            "no LLM endpoint configured (OPENAI_BASE_URL / OPENAI_API_KEY unset, no base_url "
+            "in ragjudge.toml): ragjudge uses its offline judges and generator"
         )
         return
     settings = LLMSettings.from_env()
+    print(f"{'config file':>18}: {config_path() or 'none'}")
     for k, v in settings.safe_dict().items():
         print(f"{k:>18}: {v}")
 

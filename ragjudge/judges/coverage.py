@@ -5,13 +5,15 @@ question writer too) and ``report`` (why a failed run is refused)."""
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragjudge.errors import ConfigError, RagjudgeError
 from ragjudge.schema import JudgeResult, JudgeStatus
+from ragjudge.userconfig import setting
+
+FLOOR_ENV = "RAGJUDGE_MIN_COVERAGE"
 
 CALL_FAILURES = frozenset(
     {JudgeStatus.provider_error, JudgeStatus.timeout, JudgeStatus.rate_limited}
@@ -37,18 +39,17 @@ DEFAULT_COVERAGE_FLOOR = 0.5
 
 
 def coverage_floor() -> float:
-    """``RAGJUDGE_MIN_COVERAGE`` (a share in 0..1), else ``DEFAULT_COVERAGE_FLOOR``."""
-    raw = (os.environ.get("RAGJUDGE_MIN_COVERAGE") or "").strip()
-    if not raw:
+    """``RAGJUDGE_MIN_COVERAGE`` (a share in 0..1), else the config file's ``[judges]
+    min_coverage`` (``ragjudge.userconfig``), else ``DEFAULT_COVERAGE_FLOOR``."""
+    raw = setting(FLOOR_ENV)
+    if raw is None:
         return DEFAULT_COVERAGE_FLOOR
     try:
         value = float(raw)
     except ValueError:
         value = -1.0
     if not 0.0 <= value <= 1.0:
-        raise ConfigError(
-            f"RAGJUDGE_MIN_COVERAGE={raw!r} is not a share between 0 and 1 (e.g. 0.5)"
-        )
+        raise ConfigError(f"{FLOOR_ENV}={raw!r} is not a share between 0 and 1 (e.g. 0.5)")
     return value
 
 

@@ -8,13 +8,13 @@ to every machine); anything else is a ``ConfigError`` naming the variable, passw
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ragjudge.errors import ConfigError
 from ragjudge.home import state_path
 from ragjudge.llm.cache import CallCache, LLMCache
+from ragjudge.userconfig import setting
 
 if TYPE_CHECKING:
     from ragjudge.llm.servercache import ServerCache
@@ -37,7 +37,7 @@ def default_cache() -> CallCache:
 
 def cache_location() -> str:
     """Where ``open_cache()`` finds the cache: ``RAGJUDGE_LLM_CACHE_URL``, else the file."""
-    return os.environ.get(CACHE_ENV, "").strip() or str(state_path("cache.sqlite"))
+    return setting(CACHE_ENV) or str(state_path("cache.sqlite"))
 
 
 def open_cache(where: str | Path | None = None) -> LLMCache | ServerCache:

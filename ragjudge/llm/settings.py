@@ -1,6 +1,7 @@
 """Configuration of the LLM layer: endpoint, model, key, sampling defaults, limits.
 
-Precedence: explicit overrides > ``RAGJUDGE_*`` variables > ``OPENAI_*`` variables > defaults.
+Precedence: explicit overrides > ``RAGJUDGE_*`` variables > ``OPENAI_*`` variables > the config
+file's ``[llm]`` table (``ragjudge.userconfig``) > defaults.
 The API key is a ``SecretStr``: it is never printed, logged, cached or stored (``repr`` and
 ``safe_dict`` hide it). Credentials written into the base URL (``https://user:key@host/v1``)
 are used for the connection only: every printed or stored form is ``display_url``. Error text
@@ -18,6 +19,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 
+from ragjudge import userconfig
 from ragjudge.errors import ConfigError
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -50,8 +52,13 @@ _ENV: dict[str, tuple[str, ...]] = {
 def endpoint_env() -> dict[str, str]:
     """The set variables that configure the LLM layer (``RAGJUDGE_*``/``OPENAI_*`` above, the
     key among them): what a worker process needs to reach the same endpoint the same way.
-    Holds the secret: hand it to a process directly, never print or store it."""
-    return {n: os.environ[n] for names in _ENV.values() for n in names if os.environ.get(n)}
+    Holds the secret: hand it to a process directly, never print or store it. The config file
+    in use is named by ``RAGJUDGE_CONFIG``, so a worker in another folder reads the same one."""
+    env = {n: os.environ[n] for names in _ENV.values() for n in names if os.environ.get(n)}
+    path = userconfig.config_path()
+    if path is not None:
+        env[userconfig.CONFIG_ENV] = str(path.resolve())
+    return env
 
 
 _USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/?#\s]*@")
@@ -133,11 +140,17 @@ def _switch(name: str, raw: str) -> bool:
     raise ConfigError(f"{name}={raw}: expected one of {', '.join(_ON + _OFF)}; fix or unset it")
 
 
-def resolve_concurrency(flag: int | None) -> int:
+def resolve_concurrency(flag: int | None, file_value: int | None = None) -> int:
     """Calls in flight for a command or API call: the flag (or argument) when given, else
-    ``RAGJUDGE_MAX_CONCURRENCY``, else the default of ``LLMSettings.max_concurrency``: an
-    unset flag never overrides the environment."""
-    return flag if flag is not None else LLMSettings.from_env().max_concurrency
+    ``RAGJUDGE_MAX_CONCURRENCY``, else ``file_value`` (a sweep YAML's ``concurrency``), else
+    the config file's ``[llm] max_concurrency``, else the default of
+    ``LLMSettings.max_concurrency``: an unset flag never overrides the environment, and the
+    environment beats every file."""
+    if flag is not None:
+        return flag
+    if file_value is not None and not (os.environ.get("RAGJUDGE_MAX_CONCURRENCY") or "").strip():
+        return file_value
+    return LLMSettings.from_env().max_concurrency
 
 
 def _is_local(url: str) -> bool:
@@ -181,11 +194,11 @@ class LLMSettings(BaseModel):
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:
-        """Settings from the environment; ``overrides`` (non-None) win. A value is checked as
-        the config file's are (a number finite and in range, a switch one of
+        """Settings from the environment over the config file's ``[llm]`` table; ``overrides``
+        (non-None) win. A value is checked (a number finite and in range, a switch one of
         ``1/0/true/false/yes/no/on/off``); a bad one raises ``ConfigError`` naming the variable
-        and its value (``RAGJUDGE_TEMPERATURE=nan: ...``)."""
-        values: dict[str, Any] = {}
+        and its value (``RAGJUDGE_TEMPERATURE=nan: ...``) or the file, line and key."""
+        values, in_file = userconfig.llm_values()
         source: dict[str, str] = {}
         for field, names in _ENV.items():
             for name in names:
@@ -210,17 +223,23 @@ class LLMSettings(BaseModel):
                 name = source[field]
                 value = redact(os.environ[name].strip())
                 raise ConfigError(f"{name}={value}: {msg}; fix the value or unset {name}") from None
+            if field in in_file and field not in given:
+                raise ConfigError(f"{in_file[field]} = {values[field]!r}: {msg}") from None
             raise ConfigError(f"invalid LLM setting {field}: {msg}") from None
         return settings
 
     @staticmethod
     def configured() -> bool:
-        """True when an endpoint is configured in the environment (a base URL or a key);
-        callers use it to choose LLM judges over the offline defaults."""
-        return any(
-            (os.environ.get(name) or "").strip()
-            for names in (_ENV["base_url"], _ENV["api_key"])
-            for name in names
+        """True when an endpoint is configured (a base URL or a key in the environment, or a
+        ``base_url`` in the config file); callers use it to choose LLM judges over the offline
+        defaults."""
+        return (
+            any(
+                (os.environ.get(name) or "").strip()
+                for names in (_ENV["base_url"], _ENV["api_key"])
+                for name in names
+            )
+            or "base_url" in userconfig.llm_values()[0]
         )
 
     def model_post_init(self, context: Any, /) -> None:

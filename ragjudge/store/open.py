@@ -33,6 +33,7 @@ from ragjudge.llm.settings import redact, register_secret
 from ragjudge.store import migrate, tables
 from ragjudge.store.base import RunStore
 from ragjudge.store.sql import SqlRunStore
+from ragjudge.userconfig import setting
 
 ENV = "RAGJUDGE_STORE_URL"
 _MIGRATION_LOCK = 0x7261676A75646765  # "ragjudge": the advisory key serialising migrations
@@ -43,8 +44,7 @@ def store_url(url: str | Path | None = None, default: str | None = None) -> str 
     ``default`` (a sweep config's ``store.url``), else the home's ``runs.sqlite``."""
     if url is not None and str(url).strip():
         return url
-    env = os.environ.get(ENV, "").strip()
-    return env or default or state_path("runs.sqlite")
+    return setting(ENV) or default or state_path("runs.sqlite")
 
 
 def open_store(

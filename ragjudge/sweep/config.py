@@ -54,6 +54,7 @@ from pydantic import (
 from ragjudge.errors import ConfigError
 from ragjudge.io.yamlfile import KeyPath
 from ragjudge.judges.registry import JUDGE_NAMES
+from ragjudge.llm.settings import resolve_concurrency
 from ragjudge.resources import BUNDLED, bundled_dataset
 from ragjudge.schema import RunManifest
 
@@ -271,7 +272,11 @@ class SweepConfig(_Strict):
     judges: JudgesConfig = Field(default_factory=JudgesConfig)
     ks: list[StrictInt] = Field(default_factory=lambda: list(DEFAULT_KS), min_length=1)
     """Strict integers: ``true`` (which YAML reads as a bool) or ``"3"`` are refused."""
-    concurrency: int = Field(default=8, ge=1, le=1024)
+    concurrency: int = Field(default_factory=lambda: resolve_concurrency(None), ge=1, le=1024)
+    """Generation and judging tasks in flight, and the LLM clients' cap on calls in flight.
+    ``RAGJUDGE_MAX_CONCURRENCY`` beats the file's value (one precedence: flag > environment >
+    file > default); unset in both: ``ragjudge.toml``'s ``[llm] max_concurrency``, else 8.
+    ``ragjudge.sweep(concurrency=...)`` is the flag: it beats the environment."""
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     executor: ExecutorConfig = Field(default_factory=ExecutorConfig)
     store: StoreConfig | None = None
@@ -300,6 +305,11 @@ class SweepConfig(_Strict):
         if dup:
             raise ValueError(f"duplicate k values: {', '.join(map(str, dup))}")
         return sorted(v)
+
+    @field_validator("concurrency")
+    @classmethod
+    def _environment_beats_the_file(cls, v: int) -> int:
+        return resolve_concurrency(None, v)
 
     @model_validator(mode="after")
     def _weights_name_metrics(self) -> SweepConfig:

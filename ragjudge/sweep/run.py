@@ -27,7 +27,7 @@ from ragjudge.store import RunStore, StoredJudgeResult, open_store
 from ragjudge.store.view import RunView
 from ragjudge.sweep.analysis import SweepSummary
 from ragjudge.sweep.budget import BudgetExhausted
-from ragjudge.sweep.components import Components, build_components
+from ragjudge.sweep.components import Components, GivenParts, build_components
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.data import check_ks, load_dataset
 from ragjudge.sweep.digest import compute, keep, summarise
@@ -213,7 +213,7 @@ async def arun_sweep(
     store = store or open_store(
         default=config.store.url.get_secret_value() if config.store is not None else None
     )
-    comp = components or build_components(config)
+    comp = components or build_components(config, GivenParts(max_concurrency=config.concurrency))
     testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
     check_ks(config, testset)
     definition = run_definition(config, comp)  # the config as given, before the names below

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -54,11 +53,13 @@ from ragjudge.judges.offline.features import (
     SUPPORT_FEATURES,
     XENC_FEATURES,
 )
+from ragjudge.userconfig import setting
 
 PARAMS_DIR = Path(__file__).resolve().parent / "params"
 DEFAULT_PARAMS = PARAMS_DIR / "v2.json"
 MODEL_PARAMS = PARAMS_DIR / "v3.json"
 PRIOR_PARAMS = PARAMS_DIR / "v0-hand.json"
+
 ENV_VAR = "RAGJUDGE_OFFLINE_PARAMS"
 SCHEMA_VERSION = 1
 
@@ -167,7 +168,7 @@ def _load(path: str, mtime: float) -> Params:
 
 def load_params(path: str | Path | None = None) -> Params:
     """The parameters at ``path``, else ``$RAGJUDGE_OFFLINE_PARAMS``, else the bundled v2."""
-    chosen = Path(path or os.environ.get(ENV_VAR) or DEFAULT_PARAMS)
+    chosen = Path(path or setting(ENV_VAR) or DEFAULT_PARAMS)
     if not chosen.is_file():
         raise ConfigError(f"offline judge parameters not found: {chosen}")
     return _load(str(chosen.resolve()), chosen.stat().st_mtime)
