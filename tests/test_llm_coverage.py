@@ -4,6 +4,7 @@ with one line naming the judge, its coverage and its dominant failure status wit
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from ragjudge.api.evaluate import evaluate
 from ragjudge.errors import ConfigError
 from ragjudge.judges.registry import create_judge
 from ragjudge.llm import LLMClient
-from ragjudge.schema import JudgeResult, JudgeStatus
+from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
 from ragjudge.store import open_store
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.run import run_sweep
@@ -106,6 +107,61 @@ def test_a_misconfigured_endpoint_is_found_by_one_preflight_call(llm_env: FakeLL
     assert "not found" in msg and "\n" not in msg
     # one call for the one (endpoint, model) of both judges; no judge call was sent
     assert llm_env.stats()["preflight"] == 1 and llm_env.stats()["chat_requests"] == 0
+
+
+class CountingFirstJudge:
+    """A first (offline) judge that counts the items it was asked about."""
+
+    name, version, backend = "faithfulness", "count@1", "offline"
+    requires_reference, needs_answer, needs_contexts = False, True, True
+
+    def __init__(self) -> None:
+        self.seen = 0
+
+    async def judge(self, item: JudgeInput) -> JudgeResult:
+        self.seen += 1
+        return JudgeResult(judge=self.name, backend=self.backend, item_id=item.id, score=0.5)
+
+
+def test_a_cascade_sends_its_preflight_before_any_offline_work(
+    llm_env: FakeLLMServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    """The LLM part of a cascade judge is pre-flighted like an LLM judge: a dead endpoint
+    (here: the scripted server stopped) or an unknown model stops ``evaluate()`` and ``judge``
+    with one line before the first pass scores a single item."""
+    from ragjudge.cli import main
+    from ragjudge.judges.cascade import CascadeJudge
+
+    def cascade() -> tuple[CascadeJudge, CountingFirstJudge]:
+        first = CountingFirstJudge()
+        second = create_judge("faithfulness", "llm", client=LLMClient.from_env())
+        return CascadeJudge(first, second), first
+
+    llm_env.models = ["the-served-model"]  # the environment asks for fake-model: 404
+    judge, first = cascade()
+    with pytest.raises(ConfigError) as exc:
+        evaluate(ROWS, [judge])
+    assert str(exc.value).startswith("pre-flight call to model 'fake-model' at http://")
+    assert "\n" not in str(exc.value) and first.seen == 0
+    assert llm_env.stats()["preflight"] == 1 and llm_env.stats()["chat_requests"] == 0
+
+    with FakeLLMServer() as dead:
+        url = dead.base_url
+    monkeypatch.setenv("OPENAI_BASE_URL", url)
+    judge, first = cascade()
+    with pytest.raises(ConfigError) as exc:
+        evaluate(ROWS, [judge])
+    assert "pre-flight call" in str(exc.value) and "cannot reach" in str(exc.value)
+    assert first.seen == 0
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    with pytest.raises(SystemExit) as code:
+        main(["judge", "-i", str(src), "--judges", "faithfulness", "--backend", "cascade"])
+    err = capsys.readouterr().err.strip()
+    assert code.value.code == 2 and len(err.splitlines()) == 1 and "pre-flight call" in err, err
 
 
 def test_report_on_a_run_below_its_floor_refuses_naming_the_judge(

@@ -115,6 +115,9 @@ class CascadeJudge:
         if first.name != second.name:
             raise ConfigError(f"a cascade joins one judge: {first.name!r} != {second.name!r}")
         self.first, self.second = first, second
+        self.client = getattr(second, "client", None)
+        """The second judge's LLM client (None without one): what the pre-flight calls
+        (``ragjudge.llm.preflight_judges``) and whose ledger ``judge --ledger`` writes."""
         self.band = band or CascadeBand()
         self.price = price
         self.prompt_tokens = prompt_tokens

@@ -39,7 +39,8 @@ async def preflight(clients: Iterable[LLMClient]) -> None:
 
 
 async def preflight_judges(judges: Iterable[Any]) -> None:
-    """``preflight`` of the LLM clients the judges call (judges without one: nothing)."""
+    """``preflight`` of the LLM clients the judges call (a judge's ``client``: a cascade's is
+    its LLM judge's; judges without one: nothing)."""
     clients = [getattr(j, "client", None) for j in judges]
     await preflight(c for c in clients if isinstance(c, LLMClient))
 
