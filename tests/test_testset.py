@@ -259,8 +259,10 @@ def test_llm_build_whose_every_reply_is_unparseable_exits_2(
     corpus: Path, llm_env, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """It used to write an empty test set and exit 0 (issue #29: no run that scored nothing
-    passes)."""
+    passes), and then to try every seed (32 writes, 64 requests with their repairs) before
+    finding that: it now stops after ``FAIL_FAST`` writes without a success."""
     from ragjudge.testing.faults import FaultPlan
+    from ragjudge.testset.build import FAIL_FAST
 
     llm_env.set_faults(FaultPlan(rates={"malformed": 1.0}))
     mix = tmp_path / "mix.yaml"
@@ -270,8 +272,11 @@ def test_llm_build_whose_every_reply_is_unparseable_exits_2(
     code, text = run(argv, capsys)
     assert code == 2, text
     (line,) = [ln for ln in text.splitlines() if "failed" in ln]
-    assert "question writer fake-model wrote 0/32 (0%, floor 50%); parse_error x32" in line
+    n = FAIL_FAST
+    assert f"question writer fake-model wrote 0/{n} (0%, floor 50%); parse_error x{n}" in line
+    assert f"stopped after {n} calls of writer without a success" in line
     assert "Traceback" not in text and not (out / "testset.json").exists()
+    assert llm_env.stats()["chat_requests"] == 2 * n  # each write and its one repair call
 
 
 def test_llm_build_finds_a_dead_endpoint_before_spending(

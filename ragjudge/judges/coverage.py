@@ -65,7 +65,7 @@ def judging_failure(
     failed = []
     for name, rs in results.items():
         called = [r for r in rs if r.status not in NO_CALL]
-        failures = [(r.status.value, r.error) for r in called if not _decided(r)]
+        failures = [(r.status.value, r.error) for r in called if not decided(r)]
         line = coverage_problem(name, len(called) - len(failures), len(called), failures, floor)
         if line is not None:
             failed.append(line)
@@ -96,6 +96,6 @@ def coverage_problem(
     return line + f"; {status} x{n}" + (f": {first}" if first else "")
 
 
-def _decided(r: JudgeResult) -> bool:
+def decided(r: JudgeResult) -> bool:
     """A score, or the judge's own finding that there is nothing to score (``no_claims``)."""
     return r.score is not None or r.status == JudgeStatus.no_claims

@@ -32,7 +32,11 @@ Coverage (LLM backend): a build that ends, not stopped by its budget, with the w
 judge below the coverage floor (``ragjudge.judges.coverage.coverage_problem``: made / called for
 the writer, decided / called for a judge; every call failing is always below it) raises
 ``StageFailedError`` naming it, its coverage and its commonest failure status with a count
-(``ragjudge testset`` exits 2); nothing is written.
+(``ragjudge testset`` exits 2); nothing is written. It fails fast: while the writer has made
+no candidate, or a judge that was called has decided nothing, a wave holds at most
+``FAIL_FAST`` candidates, and once such a stage has ``FAIL_FAST`` calls without one success
+the build stops there with that line, instead of trying every seed first (an endpoint whose
+every reply fails costs ``FAIL_FAST`` writes, not one per seed).
 
 Budget: before each wave, the calls (and cost) already sent through the client's ledger plus
 the wave's estimate (candidates x the most calls one candidate can take: 2 + ``GRADE_DEPTH``,
@@ -74,6 +78,9 @@ ENCODE_BATCH = 64
 PAIR_POOL = 1000
 """Most passages encoded to find pairs for two-passage questions: the work does not grow with
 the corpus (SciFact's 5,183 abstracts took minutes to encode for a few pairs)."""
+FAIL_FAST = 8
+"""Calls after which a stage (the writer, a judge) that has not succeeded once ends an LLM
+build (module docstring, "Coverage")."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +156,7 @@ class Builder:
         seed: int,
         oversample: int,
         progress: Callable[[str], None] | None,
+        fail_fast: bool = False,
     ) -> None:
         self.corpus = corpus
         self.passages = corpus.usable()
@@ -163,6 +171,8 @@ class Builder:
         self.budget = budget
         self.seed = seed
         self.oversample = oversample
+        self.fail_fast = fail_fast
+        """An LLM build: stop at a stage without a success after ``FAIL_FAST`` calls."""
         self.progress = progress or (lambda _m: None)
         self.report = FilterReport()
         self.judged: dict[str, list[JudgeResult]] = {}
@@ -348,6 +358,32 @@ class Builder:
         parts = [f"test-set generation failed: {line}" if line else "", judges or ""]
         return " ".join("; ".join(p for p in parts if p).split())[:1000]
 
+    def _unproven(self) -> list[tuple[str, int]]:
+        """(stage, calls) of the writer and each judge called so far that has not succeeded
+        once (the writer: no candidate made; a judge: nothing decided)."""
+        from ragjudge.judges.coverage import NO_CALL, decided
+
+        stages = [("writer", self.writes)] if self.writes == len(self.write_failures) else []
+        for name, rs in self.judged.items():
+            called = [r for r in rs if r.status not in NO_CALL]
+            if called and not any(decided(r) for r in called):
+                stages.append((name, len(called)))
+        return stages
+
+    def _check_hopeless(self, writer: str) -> None:
+        """Raise ``StageFailedError`` (the coverage line) when a stage of an LLM build made
+        ``FAIL_FAST`` calls without one success."""
+        if not self.fail_fast:
+            return
+        spent = [(stage, calls) for stage, calls in self._unproven() if calls >= FAIL_FAST]
+        if spent:
+            from ragjudge.judges.coverage import StageFailedError
+
+            line = self.coverage_failure(writer) or f"{spent[0][0]} made no success"
+            raise StageFailedError(
+                f"{line} (stopped after {spent[0][1]} calls of {spent[0][0]} without a success)"
+            )
+
     # -------------------------------------------------------------------------- waves
 
     async def fill(self, qtype: str, quota: int) -> int:
@@ -356,7 +392,10 @@ class Builder:
         pos = self.position.get(qtype, 0)
         need = quota
         while need > 0 and pos < len(seeds):
-            size = self._check_budget(min(need * self.oversample, len(seeds) - pos))
+            size = min(need * self.oversample, len(seeds) - pos)
+            if self.fail_fast and self._unproven():
+                size = min(size, FAIL_FAST)
+            size = self._check_budget(size)
             batch = seeds[pos : pos + size]
             written = await asyncio.gather(
                 *(
@@ -407,6 +446,7 @@ class Builder:
             self.progress(
                 f"{qtype}: kept {quota - need} of {quota} ({pos} of {len(seeds)} seeds used)"
             )
+            self._check_hopeless(self.writer.name)
         return quota - need
 
 
@@ -474,6 +514,7 @@ async def run_build(
         seed=seed,
         oversample=oversample,
         progress=progress,
+        fail_fast=backend == "llm",
     )
     want = quotas(mix, n)
     status: Literal["finished", "stopped_budget"] = "finished"
