@@ -17,19 +17,32 @@ Peers, measured in the same run:
 
 ragas runs Faithfulness, AnswerRelevancy, ContextRecall and ContextPrecision (4 metrics);
 ragjudge runs those four plus completeness (5 judges). Targets: <= 5 calls per sample at any
-k, <= 60 % of ragas' prompt tokens, >= 4x ragas' best samples/s.
+k, <= 60 % of ragas' prompt tokens, >= 4x ragas' best samples/s; on the client (issue 29):
+<= 10 ms of client CPU per sample at every concurrency, samples/s that never fall as the
+concurrency rises, >= 0.8 of the ideal W / (calls x latency) at W = 64, and at W = 256 >= 3x
+ragas' best or the scripted server's own capacity.
+
+The server's capacity is measured alone: the exact requests ragjudge sent (recorded once on an
+in-process server) are replayed by ``--blasters`` processes of a raw-socket HTTP/1.1 load
+generator (pre-encoded requests, no SDK, no JSON parsing: far cheaper per request than any
+client), ``--capacity-concurrency`` connections in all, several times over; requests/s over
+the calls per sample is the most samples/s any client could get from it. The server's own CPU
+per sample is read from ``/proc`` for every row, and the load average is printed beside it.
 
     .venv/bin/python bench/bench_judges_vs_ragas.py            # N = 100, k = 5, L = 0.2 s
-    .venv/bin/python bench/bench_judges_vs_ragas.py --n 20 --quick
+    .venv/bin/python bench/bench_judges_vs_ragas.py --n 20 --skip-ragas
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import logging
+import multiprocessing as mp
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -106,9 +119,95 @@ class Server:
     def stats(self) -> dict[str, Any]:
         return dict(http(self.root + "/stats"))
 
+    def cpu(self) -> float:
+        """CPU seconds the server process has used (user + system, from /proc)."""
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self) -> None:
         self.proc.terminate()  # the process we started, by its own handle
         self.proc.wait(timeout=10)
+
+
+# ----------------------------------------------------------------------------- server alone
+
+
+def record_requests(samples: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
+    """The chat requests ragjudge sends for ``samples`` (template header, JSON body), recorded
+    on an in-process server with no latency."""
+    from ragjudge.testing.server import FakeLLMServer
+
+    with FakeLLMServer() as srv:
+        run_ragjudge(samples, srv.base_url, 64)
+        return [(r["template"] or "", json.dumps(r["body"]).encode()) for r in srv.chat_requests()]
+
+
+def _blast(port: int, payloads: list[bytes], conns: int, go: Any, out: Any) -> None:
+    """One load-generator process: ``conns`` keep-alive connections sending ``payloads``
+    (pre-encoded HTTP/1.1 requests) one after another, starting when ``go`` is set; puts
+    (responses, responses that were not 200) on ``out``."""
+
+    async def main() -> tuple[int, int]:
+        todo = iter(payloads)
+        done = bad = 0
+        streams = [await asyncio.open_connection("127.0.0.1", port) for _ in range(conns)]
+        await asyncio.to_thread(go.wait)
+
+        async def one(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            nonlocal done, bad
+            for req in todo:
+                writer.write(req)
+                head = await reader.readuntil(b"\r\n\r\n")
+                size = re.search(rb"(?i)content-length: *(\d+)", head)
+                await reader.readexactly(int(size[1]) if size else 0)
+                done += 1
+                bad += head[9:12] != b"200"
+            writer.close()
+
+        await asyncio.gather(*(one(r, w) for r, w in streams))
+        return done, bad
+
+    out.put(asyncio.run(main()))
+
+
+def server_capacity(
+    server: Server, requests: list[tuple[str, bytes]], conns: int, procs: int, rounds: int
+) -> dict[str, Any]:
+    """Requests/s of the server alone: ``requests`` replayed ``rounds`` times by ``procs``
+    load-generator processes holding ``conns`` connections in all."""
+    from ragjudge.llm.types import TEMPLATE_HEADER
+
+    head = (
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Content-Type: application/json\r\nAuthorization: Bearer sk-bench\r\n"
+        f"{TEMPLATE_HEADER}: {{template}}\r\nContent-Length: {{size}}\r\n\r\n"
+    )
+    payloads = [
+        head.format(port=server.port, template=t, size=len(b)).encode() + b
+        for _ in range(rounds)
+        for t, b in requests
+    ]
+    ctx = mp.get_context("spawn")
+    go, out = ctx.Event(), ctx.Queue()
+    kids = [
+        ctx.Process(
+            target=_blast,
+            args=(server.port, payloads[i::procs], conns // procs, go, out),
+        )
+        for i in range(procs)
+    ]
+    server.reset()
+    for kid in kids:
+        kid.start()
+    time.sleep(2.0)  # the processes start and connect
+    cpu0, t0 = server.cpu(), time.perf_counter()
+    go.set()
+    got = [out.get(timeout=600) for _ in kids]
+    wall, cpu = time.perf_counter() - t0, server.cpu() - cpu0
+    for kid in kids:
+        kid.join(timeout=30)
+    done, bad = sum(g[0] for g in got), sum(g[1] for g in got)
+    return {"requests": done, "failed": bad, "wall": wall, "rps": done / wall, "cpu": cpu}
 
 
 # ----------------------------------------------------------------------------- ragjudge
@@ -261,7 +360,9 @@ def _ragas_collections(samples: list[dict[str, Any]], base_url: str) -> dict[str
 
 def measure(name: str, fn: Any, server: Server, n: int) -> dict[str, Any]:
     server.reset()
+    cpu0 = server.cpu()
     rec = fn()
+    server_cpu = server.cpu() - cpu0
     st = server.stats()
     rec.update(
         name=name,
@@ -273,12 +374,15 @@ def measure(name: str, fn: Any, server: Server, n: int) -> dict[str, Any]:
         completion_tokens=st["completion_tokens"] / n,
         peak_in_flight=st["max_in_flight"],
         cpu_ms=1000 * rec["cpu"] / n,
+        server_cpu_ms=1000 * server_cpu / n,
+        load=os.getloadavg()[0],
     )
     print(
         f"{name:<34} {rec['wall']:7.2f}s {rec['samples_per_s']:7.2f}/s  calls {rec['calls']:5.2f}"
         f"  emb {rec['embeddings']:4.2f}  prompt tok {rec['prompt_tokens']:7.0f}"
         f"  compl {rec['completion_tokens']:5.0f}  cpu {rec['cpu_ms']:5.1f} ms  "
-        f"peak {rec['peak_in_flight']:3d}  failed {rec['failed']}",
+        f"server cpu {rec['server_cpu_ms']:5.1f} ms  peak {rec['peak_in_flight']:3d}  "
+        f"failed {rec['failed']}  load {rec['load']:.1f}",
         flush=True,
     )
     return rec
@@ -291,21 +395,48 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--n", type=int, default=100)
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--latency", type=float, default=0.2)
-    ap.add_argument("--concurrency", type=int, nargs="+", default=[16, 64])
+    ap.add_argument("--concurrency", type=int, nargs="+", default=[16, 64, 256])
     ap.add_argument("--ragas-workers", type=int, nargs="+", default=[16])
     ap.add_argument("--quick", action="store_true", help="skip the ragas collections peer")
+    ap.add_argument("--skip-ragas", action="store_true", help="no ragas rows (quick iterations)")
+    ap.add_argument("--capacity-concurrency", type=int, default=256)
+    ap.add_argument("--blasters", type=int, default=2, help="load-generator processes")
+    ap.add_argument(
+        "--capacity-rounds", type=int, default=3, help="replays of the requests (0: skip)"
+    )
     ap.add_argument("--json", type=Path, default=None, help="write the records here")
     args = ap.parse_args(argv)
 
     samples = make_samples(args.n, args.k)
+    recorded = record_requests(samples) if args.capacity_rounds else []
     server = Server(args.latency)
     records: list[dict[str, Any]] = []
     try:
         # warm-up (imports, model loading, connection pools), not measured
         warm = make_samples(2, args.k)
         run_ragjudge(warm, server.base_url, 4)
-        _ragas_classic(warm, server.base_url, 4)
-        print(f"N={args.n} k={args.k} latency={args.latency}s (chat and embeddings)")
+        if not args.skip_ragas:
+            _ragas_classic(warm, server.base_url, 4)
+        print(
+            f"N={args.n} k={args.k} latency={args.latency}s (chat and embeddings); "
+            f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+        )
+        cap: dict[str, Any] = {"samples_per_s": float("nan")}
+        if recorded:
+            cap = server_capacity(
+                server, recorded, args.capacity_concurrency, args.blasters, args.capacity_rounds
+            )
+            per_sample = len(recorded) / args.n
+            cap["samples_per_s"] = cap["rps"] / per_sample
+            print(
+                f"server alone ({args.blasters} load generators, {args.capacity_concurrency} "
+                f"connections, {cap['requests']} requests, {cap['failed']} failed): "
+                f"{cap['rps']:.0f} requests/s = {cap['samples_per_s']:.1f} samples/s at "
+                f"{per_sample:.2f} calls/sample; server cpu "
+                f"{1000 * cap['cpu'] / cap['requests']:.2f} ms/request; "
+                f"load {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
         for c in args.concurrency:
             records.append(
                 measure(
@@ -315,16 +446,17 @@ def main(argv: list[str] | None = None) -> None:
                     args.n,
                 )
             )
-        for w in args.ragas_workers:
-            records.append(
-                measure(
-                    f"ragas classic evaluate(), W={w}",
-                    lambda w=w: _ragas_classic(samples, server.base_url, w),
-                    server,
-                    args.n,
+        if not args.skip_ragas:
+            for w in args.ragas_workers:
+                records.append(
+                    measure(
+                        f"ragas classic evaluate(), W={w}",
+                        lambda w=w: _ragas_classic(samples, server.base_url, w),
+                        server,
+                        args.n,
+                    )
                 )
-            )
-        if not args.quick:
+        if not args.quick and not args.skip_ragas:
             records.append(
                 measure(
                     "ragas collections, unbounded",
@@ -348,31 +480,59 @@ def main(argv: list[str] | None = None) -> None:
     ours = [r for r in records if r["name"].startswith("ragjudge") and "k=10" not in r["name"]]
     theirs = [r for r in records if r["name"].startswith("ragas")]
     best_ours = max(ours, key=lambda r: r["samples_per_s"])
-    best_ragas = max(theirs, key=lambda r: r["samples_per_s"])
-    classic = theirs[0]
     print()
+    print("client (issue 29): concurrency, samples/s, ratio to ideal W/(calls x latency), cpu")
+    for c, r in zip(args.concurrency, ours, strict=True):
+        ideal = c / (r["calls"] * args.latency)
+        r["ideal_ratio"] = r["samples_per_s"] / ideal
+        print(
+            f"  {c:4d}: {r['samples_per_s']:7.2f}/s  {r['ideal_ratio']:.2f} of {ideal:.0f}/s"
+            f"  cpu {r['cpu_ms']:5.1f} ms/sample  (load {r['load']:.1f})"
+        )
+    rates = [r["samples_per_s"] for r in ours]
     print(
-        f"calls/sample: ragjudge {best_ours['calls']:.2f} (k=10: {records[-1]['calls']:.2f})"
-        f" vs ragas classic {classic['calls']:.2f}"
+        f"  worst client cpu {max(r['cpu_ms'] for r in ours):.1f} ms/sample (goal <= 10); "
+        "throughput "
+        + ("never falls" if all(b >= a for a, b in itertools.pairwise(rates)) else "FALLS")
+        + " as concurrency rises"
     )
-    print(
-        f"prompt tokens/sample: ragjudge {best_ours['prompt_tokens']:.0f} = "
-        f"{best_ours['prompt_tokens'] / classic['prompt_tokens']:.0%} of ragas classic "
-        f"({classic['prompt_tokens']:.0f})"
+    top = ours[-1]
+    line = (
+        f"  at concurrency {args.concurrency[-1]}: {top['samples_per_s']:.2f}/s = "
+        f"{top['samples_per_s'] / cap['samples_per_s']:.2f} of the server's capacity "
+        f"({cap['samples_per_s']:.1f}/s)"
     )
-    print(
-        f"samples/s: ragjudge best {best_ours['samples_per_s']:.2f} = "
-        f"{best_ours['samples_per_s'] / best_ragas['samples_per_s']:.1f}x ragas best "
-        f"({best_ragas['name']}: {best_ragas['samples_per_s']:.2f}), "
-        f"{best_ours['samples_per_s'] / classic['samples_per_s']:.1f}x ragas classic"
-    )
+    if theirs:
+        best_ragas = max(theirs, key=lambda r: r["samples_per_s"])
+        line += (
+            f", {top['samples_per_s'] / best_ragas['samples_per_s']:.1f}x ragas' best "
+            f"({best_ragas['samples_per_s']:.2f}/s)"
+        )
+    print(line)
+    if theirs:
+        classic = theirs[0]
+        print(
+            f"calls/sample: ragjudge {best_ours['calls']:.2f} (k=10: {records[-1]['calls']:.2f})"
+            f" vs ragas classic {classic['calls']:.2f}"
+        )
+        print(
+            f"prompt tokens/sample: ragjudge {best_ours['prompt_tokens']:.0f} = "
+            f"{best_ours['prompt_tokens'] / classic['prompt_tokens']:.0%} of ragas classic "
+            f"({classic['prompt_tokens']:.0f})"
+        )
+        print(
+            f"samples/s: ragjudge best {best_ours['samples_per_s']:.2f} = "
+            f"{best_ours['samples_per_s'] / best_ragas['samples_per_s']:.1f}x ragas best "
+            f"({best_ragas['name']}: {best_ragas['samples_per_s']:.2f}), "
+            f"{best_ours['samples_per_s'] / classic['samples_per_s']:.1f}x ragas classic"
+        )
     for r in records:
         print(
             f"  scores {r['name']}: "
             + ", ".join(f"{k} {v:.3f}" for k, v in r["scores"].items() if v is not None)
         )
     if args.json:
-        args.json.write_text(json.dumps(records, indent=1))
+        args.json.write_text(json.dumps({"server_alone": cap, "records": records}, indent=1))
 
 
 if __name__ == "__main__":
