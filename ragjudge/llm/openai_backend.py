@@ -1,6 +1,11 @@
 """The OpenAI-compatible backend: the ``openai`` SDK's async client with its own retries off
 (``max_retries=0``; the LLM client's retries are the only ones), and the mapping of every
-SDK failure onto a typed ``BackendError`` whose message names the cause and the fix."""
+SDK failure onto a typed ``BackendError`` whose message names the cause and the fix.
+
+A chat completion is sent with the SDK's documented request method (``client.post`` with
+``cast_to=httpx.Response``: its request building, headers, timeouts and status-error mapping,
+without its typed-parameter walk and response model construction) and the reply's JSON body
+is read in one step into the few fields ragjudge uses (``Reply``)."""
 
 from __future__ import annotations
 
@@ -11,6 +16,8 @@ import re
 import ssl
 import time
 from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ragjudge.llm.backend import BackendError, Completion
 from ragjudge.llm.settings import LLMSettings, redact
@@ -81,12 +88,57 @@ def _detail(exc: Exception) -> str:
     return " ".join(" ".join(kept).split())[:400]
 
 
-def _text(message: Any) -> str:
+class _Lax(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class _Function(_Lax):
+    arguments: Any = None
+
+
+class _ToolCall(_Lax):
+    function: _Function = _Function()
+
+
+class _Message(_Lax):
+    content: Any = None
+    refusal: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Choice(_Lax):
+    message: _Message = _Message()
+    finish_reason: str | None = None
+
+
+class _Usage(_Lax):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Reply(_Lax):
+    """The fields of a chat completion ragjudge reads (the rest of the body is ignored)."""
+
+    choices: list[_Choice] | None = None
+    usage: _Usage | None = None
+    model: str | None = None
+
+
+def _text(message: _Message) -> str:
     """A choice's text: its content, or the arguments of its (forced) tool call."""
-    calls = getattr(message, "tool_calls", None)
+    calls = message.tool_calls
     if calls and not message.content:
         return str(calls[0].function.arguments or "")
     return str(message.content or "")
+
+
+@functools.lru_cache(maxsize=64)
+def _send_timeout(seconds: float) -> httpx.Timeout:
+    """An attempt's timeout whose clock starts when the request is sent: waiting for a pooled
+    connection (requests queued in this process) does not count."""
+    import httpx
+
+    return httpx.Timeout(seconds, pool=None)
 
 
 @functools.cache
@@ -163,41 +215,41 @@ class OpenAIBackend:
         headers: dict[str, str],
         timeout: float,
     ) -> Completion:
+        import httpx
         import openai
 
-        kwargs: dict[str, Any] = {k: v for k, v in sampling.items() if v is not None}
-        if kwargs.get("n") == 1:
-            kwargs.pop("n")
-        # the messages (and the structured-output fields) are sent as extra_body, which the
-        # SDK sends as they are: it would otherwise walk them against its typed parameters
-        # on every request (~0.4 ms of CPU per call for a judge prompt, ~6 ms for a schema)
-        kwargs["extra_body"] = {"messages": messages, **(fields or {})}
-        import httpx
-
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        for k, v in sampling.items():
+            if v is not None and not (k == "n" and v == 1):
+                body[k] = v
+        if fields:
+            body.update(fields)
         shard = self._client()
         shard.in_flight += 1
         try:
-            resp = await shard.client.chat.completions.create(
-                model=self.model,
-                messages=[],
-                extra_headers=headers,
-                # the attempt's clock starts when the request is sent: waiting for a pooled
-                # connection (requests queued in this process) does not count
-                timeout=httpx.Timeout(timeout, pool=None),
-                **kwargs,
+            raw = await shard.client.post(
+                "/chat/completions",
+                cast_to=httpx.Response,
+                body=body,
+                options={"headers": headers, "timeout": _send_timeout(timeout)},
             )
+            resp = Reply.model_validate_json(raw.content)
         except openai.APIError as exc:
             raise self._map(exc, fields is not None) from None
-        except Exception as exc:  # a body the SDK cannot decode, a broken stream
+        except Exception as exc:  # a body that is not a chat completion, a broken stream
+            why = (
+                "; ".join(e["msg"] for e in exc.errors()[:2])
+                if isinstance(exc, ValidationError)
+                else f"{type(exc).__name__}: {exc}"
+            )
             raise BackendError(
                 "provider_error",
-                f"malformed response from {self.endpoint}: {type(exc).__name__}: "
-                f"{redact(str(exc))}",
+                f"malformed response from {self.endpoint}: {redact(why)}",
                 retryable=True,
             ) from None
         finally:
             shard.in_flight -= 1
-        if not getattr(resp, "choices", None):
+        if not resp.choices:
             raise BackendError(
                 "provider_error", f"{self.endpoint} returned no choices", retryable=True
             )
