@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -59,18 +59,18 @@ class Prompt:
     path: Path
     _template: jinja2.Template = field(repr=False, compare=False)
 
-    @property
+    @cached_property
     def ref(self) -> PromptRef:
         return PromptRef(name=self.name, version=self.version)
 
     def render(self, **variables: Any) -> list[dict[str, str]]:
         """Messages ``[{"role": "system", ...}, {"role": "user", ...}]`` for ``variables``."""
         messages: list[dict[str, str]] = []
+        ctx = self._template.new_context(variables)
         for role in ("system", "user"):
             block = self._template.blocks.get(role)
             if block is None:
                 continue
-            ctx = self._template.new_context(variables)
             text = "".join(block(ctx)).strip()
             if text:
                 messages.append({"role": role, "content": text})

@@ -55,6 +55,53 @@ class _Outcome:
         self.estimated = False
 
 
+class _Writes:
+    """The cache writes of one event loop, committed in a worker thread in batches: a write
+    joins the batch being collected and its call returns once that batch is committed (each
+    entry still its own ``put``). One thread hop per batch instead of one per call; while a
+    batch commits, the next one collects."""
+
+    def __init__(self, cache: CallCache) -> None:
+        self.cache = cache
+        self.pending: list[tuple[str, str, str, CachedCall, asyncio.Future[None]]] = []
+        self.busy: asyncio.Task[None] | None = None
+
+    async def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self.pending.append((key, model, prompt, call, done))
+        if self.busy is None:
+            self.busy = loop.create_task(self._drain())
+        await done
+
+    async def _drain(self) -> None:
+        try:
+            while self.pending:
+                batch, self.pending = self.pending, []
+                errors = await asyncio.to_thread(self._commit, batch)
+                for (*_, done), error in zip(batch, errors, strict=True):
+                    if done.done():
+                        continue
+                    if error is None:
+                        done.set_result(None)
+                    else:
+                        done.set_exception(error)
+        finally:
+            self.busy = None
+
+    def _commit(
+        self, batch: list[tuple[str, str, str, CachedCall, asyncio.Future[None]]]
+    ) -> list[Exception | None]:
+        errors: list[Exception | None] = []
+        for key, model, prompt, call, _ in batch:
+            try:
+                self.cache.put(key, model=model, prompt=prompt, call=call)
+                errors.append(None)
+            except Exception as exc:  # the call that wrote it gets the error, as before
+                errors.append(exc)
+        return errors
+
+
 class LLMClient:
     """Async client of one OpenAI-compatible endpoint (or any ``Backend``)."""
 
@@ -88,6 +135,7 @@ class LLMClient:
             asyncio.AbstractEventLoop | None,
             dict[str, asyncio.Future[LLMResult[Any] | None]],
         ] = (None, {})
+        self._writes: tuple[asyncio.AbstractEventLoop | None, _Writes | None] = (None, None)
 
     @classmethod
     def from_env(
@@ -377,9 +425,15 @@ class LLMClient:
     async def _store(self, key: str, label: str, call: CachedCall) -> None:
         """Commit a result to the cache before the call returns, in a worker thread: a
         commit waits on the disk, and the event loop must not (the other calls' responses
-        are arriving meanwhile)."""
-        if self.cache is not None:
-            await asyncio.to_thread(self.cache.put, key, model=self.model, prompt=label, call=call)
+        are arriving meanwhile). Writes are committed in batches (``_Writes``)."""
+        if self.cache is None:
+            return
+        loop = asyncio.get_running_loop()
+        writes = self._writes[1]
+        if self._writes[0] is not loop or writes is None:
+            writes = _Writes(self.cache)
+            self._writes = (loop, writes)
+        await writes.put(key, model=self.model, prompt=label, call=call)
 
     # ------------------------------------------------------------------ one request
 

@@ -89,16 +89,24 @@ class ModeMemory:
 
 
 _MEMORIES: dict[Path, ModeMemory] = {}
+_BY_SETTING: dict[tuple[str | None, str], ModeMemory] = {}
 _GUARD = threading.Lock()
 
 
 def memory() -> ModeMemory:
-    """The memory of the current ``RAGJUDGE_HOME`` (one per home per process)."""
+    """The memory of the current ``RAGJUDGE_HOME`` (one per home per process). Looked up by
+    the variable's value and the working directory before the home is resolved: structured
+    calls ask on every call, and resolving creates folders."""
     from ragjudge.home import state_path
 
+    setting = (os.environ.get("RAGJUDGE_HOME") or None, os.getcwd())
+    mem = _BY_SETTING.get(setting)
+    if mem is not None:
+        return mem
     path = state_path(FILE)
     with _GUARD:
         mem = _MEMORIES.get(path)
         if mem is None:
             mem = _MEMORIES[path] = ModeMemory(path)
+        _BY_SETTING[setting] = mem
         return mem

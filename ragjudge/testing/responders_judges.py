@@ -18,6 +18,7 @@ Claims, key points and reference claims are the sentences (``ragjudge.text.split
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -46,17 +47,30 @@ def _one(data: dict[str, list[str]], tag: str) -> str:
     return data.get(tag, [""])[0]
 
 
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> frozenset[str]:
+    """The content words of ``text``, kept: the same contexts and claims come back in every
+    judge's request, and a server under load spent most of its CPU recomputing them."""
+    return frozenset(content_words(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(numbers(text))
+
+
 def supports(claim: str, context: str) -> bool:
-    words = set(content_words(claim))
+    words = _words(claim)
     if not words:
         return False
-    have = set(content_words(context))
-    return len(words & have) / len(words) >= SUPPORT and numbers(claim) <= numbers(context)
+    return len(words & _words(context)) / len(words) >= SUPPORT and _numbers(claim) <= _numbers(
+        context
+    )
 
 
 def covered(point: str, text: str) -> float:
-    words = set(content_words(point))
-    return len(words & set(content_words(text))) / len(words) if words else 0.0
+    words = _words(point)
+    return len(words & _words(text)) / len(words) if words else 0.0
 
 
 def _json(obj: Any) -> str:
