@@ -54,9 +54,8 @@ def default_client(**overrides: Any) -> LLMClient:
 def judge_clients(count: int, **overrides: Any) -> list[LLMClient]:
     """``count`` clients of the configured endpoint sharing one ledger and one cache.
 
-    Each has its own HTTP connection pool: httpcore scans every pooled connection on each
-    request, so one pool of C connections costs O(C) CPU per request, and C/n per pool when
-    the judges of a run each use their own (the endpoint's concurrency limit stays shared).
+    Each has its own HTTP connection pool and cache-write batches (the endpoint's concurrency
+    limit stays shared).
     """
     ledger, cache = Ledger(), default_cache()
     return [LLMClient.from_env(ledger=ledger, cache=cache, **overrides) for _ in range(count)]

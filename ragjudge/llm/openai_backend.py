@@ -36,10 +36,6 @@ _CONTEXT_HINTS = (
     "exceeds the model",
     "input is too long",
 )
-SHARD = 8
-"""Connections per pool. httpcore's pool does work quadratic in its size on every request
-(each idle connection is polled and counts all the others), which at 256 connections cost
-more CPU than the rest of a call: requests are spread over pools of this size instead."""
 _FRAME = re.compile(r'^\s*(Traceback \(most recent call last\):|File "|\^+$)')
 
 
@@ -149,17 +145,9 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-class _Shard:
-    """One SDK client (one connection pool) and the requests it has in flight."""
-
-    def __init__(self, client: openai.AsyncOpenAI) -> None:
-        self.client = client
-        self.in_flight = 0
-
-
 class OpenAIBackend:
-    """One endpoint through ``openai.AsyncOpenAI`` (per event loop, one SDK client per pool of
-    ``SHARD`` connections)."""
+    """One endpoint through ``openai.AsyncOpenAI`` (one SDK client per event loop, on the
+    aiohttp transport of ``ragjudge.llm.transport``)."""
 
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
@@ -168,41 +156,33 @@ class OpenAIBackend:
         self._url = settings.base_url.rstrip("/")
         self.model = settings.model
         self._key = settings.key_value()  # raises ConfigError for a remote endpoint w/o key
-        self._current: tuple[asyncio.AbstractEventLoop, list[_Shard]] | None = None
+        self._current: tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI, Any] | None = None
 
-    def _shards(self) -> list[_Shard]:
+    async def _sdk(self) -> openai.AsyncOpenAI:
+        """The SDK client of the running event loop (a new one on a new loop: connections of
+        an old loop are unusable), closed with its loop if nobody closes it first."""
+        from ragjudge.llm.transport import closing_with_loop
+
         loop = asyncio.get_running_loop()
-        if self._current is None or self._current[0] is not loop:
-            # a new event loop (e.g. a later asyncio.run): connections of the old one are
-            # unusable
-            self._current = (loop, [])
-        return self._current[1]
-
-    def _client(self) -> _Shard:
-        """The connection pool with the fewest requests in flight; a new one (of
-        ``SHARD`` connections) when all are full."""
-        shards = self._shards()
-        best = min(shards, key=lambda sh: sh.in_flight, default=None)
-        if best is not None and best.in_flight < SHARD:
-            return best
-        shard = _Shard(self._new_client())
-        shards.append(shard)
-        return shard
+        current = self._current
+        if current is None or current[0] is not loop:
+            client = self._new_client()
+            self._current = current = (loop, client, None)
+            self._current = current = (loop, client, await closing_with_loop(client))
+        return current[1]
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        import httpx
         import openai
 
-        size = SHARD + 4
+        from ragjudge.llm.transport import new_http_client
+
         return openai.AsyncOpenAI(
             base_url=self._url,
             api_key=self._key,
             max_retries=0,
             timeout=self.settings.timeout,
-            http_client=httpx.AsyncClient(
-                verify=_ssl_context(),
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
-                timeout=self.settings.timeout,
+            http_client=new_http_client(
+                _ssl_context(), self.settings.max_concurrency + 8, self.settings.timeout
             ),
         )
 
@@ -224,10 +204,9 @@ class OpenAIBackend:
                 body[k] = v
         if fields:
             body.update(fields)
-        shard = self._client()
-        shard.in_flight += 1
+        client = await self._sdk()
         try:
-            raw = await shard.client.post(
+            raw = await client.post(
                 "/chat/completions",
                 cast_to=httpx.Response,
                 body=body,
@@ -247,8 +226,6 @@ class OpenAIBackend:
                 f"malformed response from {self.endpoint}: {redact(why)}",
                 retryable=True,
             ) from None
-        finally:
-            shard.in_flight -= 1
         if not resp.choices:
             raise BackendError(
                 "provider_error", f"{self.endpoint} returned no choices", retryable=True
@@ -362,7 +339,7 @@ class OpenAIBackend:
         import openai
 
         try:
-            page = await self._client().client.models.list()
+            page = await (await self._sdk()).models.list()
         except openai.APIError as exc:
             raise self._map(exc, False) from None
         return [m.id for m in page.data]
@@ -370,5 +347,6 @@ class OpenAIBackend:
     async def aclose(self) -> None:
         current, self._current = self._current, None
         if current is not None and current[0] is asyncio.get_running_loop():
-            for shard in current[1]:
-                await shard.client.close()
+            await current[1].close()
+            if current[2] is not None:
+                await current[2].aclose()

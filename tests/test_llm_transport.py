@@ -1,0 +1,56 @@
+"""The aiohttp transport under the SDK (``ragjudge.llm.transport``): failures classified as
+with httpx's own transport, and a client nobody closed leaves no warning behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+from ragjudge.llm import LLMClient
+from ragjudge.schema import PromptRef
+from ragjudge.testing.faults import FaultPlan
+from ragjudge.testing.server import FakeLLMServer
+
+P = PromptRef(name="test/echo", version="v1")
+
+
+async def test_a_dropped_connection_is_a_lost_connection_not_a_timeout(
+    llm_env: FakeLLMServer,
+) -> None:
+    llm_env.set_faults(FaultPlan(rates={"drop": 1.0}))
+    async with LLMClient.from_env(max_attempts=2) as client:
+        res = await client.chat([{"role": "user", "content": "x"}], prompt=P)
+    assert res.error is not None and res.error.kind == "provider_error"
+    assert "cannot reach the LLM endpoint" in res.error.message
+    assert "RemoteProtocolError" in res.error.message
+    assert [a.error_kind for a in client.ledger.attempts()] == ["provider_error"] * 2
+
+
+def test_a_client_nobody_closed_is_closed_with_its_loop(fake_llm: FakeLLMServer) -> None:
+    code = textwrap.dedent(
+        f"""
+        import asyncio, gc
+        from ragjudge.llm import LLMClient
+        from ragjudge.schema import PromptRef
+
+        async def main():
+            client = LLMClient.from_env(base_url="{fake_llm.base_url}", api_key="sk-x",
+                                        model="m", cache=False)
+            res = await client.chat([{{"role": "user", "content": "hi"}}],
+                                    prompt=PromptRef(name="t", version="v1"))
+            assert res.error is None or "400" in res.error.message, res.error
+            return client
+
+        kept = asyncio.run(main())
+        gc.collect()
+        print("done")
+        """
+    )
+    env = dict(os.environ, PYTHONWARNINGS="always::ResourceWarning")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert out.returncode == 0 and "done" in out.stdout, out.stderr
+    assert "Unclosed" not in out.stderr and "unclosed" not in out.stderr, out.stderr
