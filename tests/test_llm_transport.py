@@ -3,10 +3,12 @@ with httpx's own transport, and a client nobody closed leaves no warning behind.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 from ragjudge.llm import LLMClient
 from ragjudge.schema import PromptRef
@@ -54,3 +56,20 @@ def test_a_client_nobody_closed_is_closed_with_its_loop(fake_llm: FakeLLMServer)
     )
     assert out.returncode == 0 and "done" in out.stdout, out.stderr
     assert "Unclosed" not in out.stderr and "unclosed" not in out.stderr, out.stderr
+
+
+def test_one_client_serves_two_event_loops_at_once(fake_llm: FakeLLMServer) -> None:
+    fake_llm.latency = 0.05
+    client = LLMClient.from_env(
+        base_url=fake_llm.base_url, api_key="sk-x", model="m", cache=False, max_attempts=1
+    )
+
+    async def calls(tag: str) -> list[bool]:
+        msgs = [[{"role": "user", "content": f"{tag} {i}"}] for i in range(20)]
+        got = await asyncio.gather(*(client.chat(m, prompt=P) for m in msgs))
+        return [r.error is None or "400" in r.error.message for r in got]
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        answered = list(pool.map(lambda tag: asyncio.run(calls(tag)), ["a", "b"]))
+    assert answered == [[True] * 20, [True] * 20]
+    assert len(fake_llm.chat_requests()) == 40

@@ -156,20 +156,23 @@ class OpenAIBackend:
         self._url = settings.base_url.rstrip("/")
         self.model = settings.model
         self._key = settings.key_value()  # raises ConfigError for a remote endpoint w/o key
-        self._current: tuple[asyncio.AbstractEventLoop, openai.AsyncOpenAI, Any] | None = None
+        self._clients: dict[asyncio.AbstractEventLoop, tuple[openai.AsyncOpenAI, Any]] = {}
 
     async def _sdk(self) -> openai.AsyncOpenAI:
-        """The SDK client of the running event loop (a new one on a new loop: connections of
-        an old loop are unusable), closed with its loop if nobody closes it first."""
+        """The SDK client of the running event loop (each loop its own: connections of one
+        loop are unusable on another), closed with its loop if nobody closes it first;
+        clients of closed loops are forgotten when a new loop comes."""
         from ragjudge.llm.transport import closing_with_loop
 
         loop = asyncio.get_running_loop()
-        current = self._current
-        if current is None or current[0] is not loop:
+        got = self._clients.get(loop)
+        if got is None:
+            for old in [lp for lp in self._clients if lp.is_closed()]:
+                del self._clients[old]
             client = self._new_client()
-            self._current = current = (loop, client, None)
-            self._current = current = (loop, client, await closing_with_loop(client))
-        return current[1]
+            self._clients[loop] = (client, None)
+            self._clients[loop] = got = (client, await closing_with_loop(client))
+        return got[0]
 
     def _new_client(self) -> openai.AsyncOpenAI:
         import openai
@@ -345,8 +348,8 @@ class OpenAIBackend:
         return [m.id for m in page.data]
 
     async def aclose(self) -> None:
-        current, self._current = self._current, None
-        if current is not None and current[0] is asyncio.get_running_loop():
-            await current[1].close()
-            if current[2] is not None:
-                await current[2].aclose()
+        got = self._clients.pop(asyncio.get_running_loop(), None)
+        if got is not None:
+            await got[0].close()
+            if got[1] is not None:
+                await got[1].aclose()
