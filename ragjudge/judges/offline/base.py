@@ -5,11 +5,12 @@ Input checks and results are the ones every backend shares (``ragjudge.judges.ba
 run through ``judge_one``.
 
 ``version`` =
-``offline-<ALGORITHM_VERSION>[.bf16]+<params version>.<params digest>[.<model digest>]``
-(``.bf16`` when the sentence encoder runs in bfloat16, ``ragjudge.embedding.judge_precision``;
-the last part when the parameters use the claim-support model): a change of the code, of the
-encoder's precision, of the parameters (even a refit saved under the same version name) or of
-the model file changes the version, hence cache keys and run manifests.
+``offline-<ALGORITHM_VERSION>[.bf16]+<params version>.<params digest>[.<model digest>]
+[.r<relevancy model digest>]`` (``.bf16`` when the sentence encoder runs in bfloat16,
+``ragjudge.embedding.judge_precision``; the model digest when the parameters use the
+claim-support model, the ``.r`` one when they use the relevancy cross-encoder): a change of
+the code, of the encoder's precision, of the parameters (even a refit saved under the same
+version name) or of a model file changes the version, hence cache keys and run manifests.
 """
 
 from __future__ import annotations
@@ -57,6 +58,10 @@ class OfflineJudge:
             from ragjudge.judges.offline.supportmodel import shared_model
 
             self.version += f".{shared_model().digest}"
+        if "xrel" in self.params.models:
+            from ragjudge.judges.offline.relevancy import relevancy_cross_encoder
+
+            self.version += f".r{relevancy_cross_encoder().digest}"
 
     def result(
         self,

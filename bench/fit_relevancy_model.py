@@ -1,0 +1,117 @@
+"""Install the trained answer-relevancy cross-encoder and fit its calibration ``xrel``.
+
+    .venv/bin/python bench/fit_relevancy_model.py --run /tmp/relevancy_run [--install] [--write]
+
+``--install`` copies ``RUN/relevancy.int8.onnx`` (bench/train_relevancy_model.py ``--export``)
+to ``ragjudge/judges/offline/model/relevancy.onnx`` and writes the card ``relevancy.json``
+(the run's ``mix.json``: data, seed, command; and the figures below).
+
+Calibration (``fit.fit_params`` on the answer-relevancy rows of bench/fit_offline_judges.py,
+dev parts only: SQuAD dev articles ``squad_rows``, WikiEval answer-relevance dev answers,
+HaluQuestQA dev answers; each source weighing the same, ``balanced``): ``xrel`` = sigmoid(a *
+the cross-encoder's logit + c * the feature model's logit + b), a, c >= 0, shrunk towards the
+feature model alone (a = 0, c = 1). The SQuAD dev rows are the articles the cross-encoder was
+trained on, so its logit is over-confident there; WikiEval and HaluQuestQA were not trained on.
+Its cross-validated figures are printed; ``--write`` puts ``xrel`` into ``params/v2.json`` and
+``params/v3.json`` (every other key unchanged) or, with ``--out FILE``, writes v2 plus ``xrel``
+there instead, to be measured first (bench/bench_relevancy.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fit_offline_judges import (
+    balanced,
+    haluquestqa_answers,
+    haluquestqa_rows,
+    shared_data,
+    squad_rows,
+    wikieval_rows,
+)
+
+from ragjudge.judges.offline import labelsets as L
+from ragjudge.judges.offline.features import XREL_FEATURES
+from ragjudge.judges.offline.fit import fit_params
+from ragjudge.judges.offline.params import (
+    DEFAULT_PARAMS,
+    MODEL_PARAMS,
+    LogisticModel,
+    load_params,
+)
+from ragjudge.judges.offline.relevancy import RELEVANCY_META
+from ragjudge.judges.offline.supportmodel import PairCard
+
+PRIOR = LogisticModel(
+    features=list(XREL_FEATURES),
+    coef=[0.0, 1.0],
+    intercept=0.0,
+    mean=[0.0, 0.0],
+    scale=[1.0, 1.0],
+    fitted_on="prior: the feature model alone",
+)
+
+
+def install(run: Path) -> None:
+    meta = json.loads((run / "mix.json").read_text())
+    shutil.copyfile(run / "relevancy.int8.onnx", RELEVANCY_META.parent / "relevancy.onnx")
+    card = PairCard(model_file="relevancy.onnx", max_len=meta["max_len"], training=meta)
+    RELEVANCY_META.write_text(json.dumps(card.model_dump(), indent=1) + "\n")
+    print(f"installed {RELEVANCY_META.parent / 'relevancy.onnx'} and {RELEVANCY_META}")
+
+
+def calibrate() -> LogisticModel:
+    root = shared_data()
+    pairs = [p for p in L.wikieval_pairs(root / "wikieval") if p.part == "dev"]
+    answers = [a for a in haluquestqa_answers(root) if a.part == "dev"]
+    sources = {
+        "wikieval": [r for r in wikieval_rows(pairs) if r.dimension == "answer_relevancy"],
+        "haluquestqa": [r for r in haluquestqa_rows(answers) if r.dimension == "answer_relevancy"],
+        "squad": squad_rows(root),
+    }
+    base = load_params(DEFAULT_PARAMS)
+    base = base.model_copy(update={"models": {**base.models, "xrel": PRIOR}})
+    fitted = fit_params(balanced(sources), version="v2", base=base)
+    model = fitted.models["xrel"]
+    print(f"xrel: coef {model.coef} intercept {model.intercept:.3f} cv {model.cv}")
+    return model.model_copy(
+        update={
+            "fitted_on": f"{model.fitted_on}: dev answer-relevancy rows of SQuAD (the "
+            "cross-encoder's training articles), WikiEval and HaluQuestQA, each source "
+            "weighing the same (bench/fit_relevancy_model.py)"
+        }
+    )
+
+
+def write_into(path: Path, xrel: LogisticModel) -> None:
+    raw = json.loads(path.read_text())
+    raw["models"]["xrel"] = xrel.model_dump()
+    path.write_text(json.dumps(raw, indent=2) + "\n")
+    print(f"wrote xrel into {path}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--run", type=Path, required=True)
+    ap.add_argument("--install", action="store_true")
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--out", type=Path, help="write v2 plus xrel here instead of the package")
+    args = ap.parse_args()
+    if args.install:
+        install(args.run)
+    xrel = calibrate()
+    if args.out:
+        shutil.copyfile(DEFAULT_PARAMS, args.out)
+        write_into(args.out, xrel)
+    elif args.write:
+        for path in (DEFAULT_PARAMS, MODEL_PARAMS):
+            write_into(path, xrel)
+
+
+if __name__ == "__main__":
+    main()
