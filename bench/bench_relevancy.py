@@ -3,7 +3,8 @@ in one run (before / after a change), with 95% bootstrap intervals.
 
     .venv/bin/python bench/bench_relevancy.py [--params A.json --params B.json] [--json out.json]
 
-Default: the bundled ``params/v2.json`` and ``params/v3.json``. Figures per parameter file:
+Default: the bundled ``params/v2.json`` and ``params/v3.json``. Sentence vectors are cached on
+disk as bench/fit_offline_judges.py caches them. Figures per parameter file:
 
 - WikiEval answer relevance, held-out pairs: pairwise accuracy (full over incomplete answer).
 - HaluQuestQA held-out answers: AUROC of the score for "no irrelevance span".
@@ -16,6 +17,9 @@ Default: the bundled ``params/v2.json`` and ``params/v3.json``. Figures per para
   on): Spearman of score against label, and the scores of its answers labelled 5, lowest first.
 - Two probes on the demo's question "When was the Greyhaven Rock Lighthouse first lit?": a
   direct answer and an on-topic two-sentence text that does not answer it.
+- With ``xrel`` in the parameters: the cross-encoder's cost per answer, one pair per call as
+  the judge calls it (the session loaded first), median over the SQuAD held-out direct answers
+  (``xrel_ms_per_answer``).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 
 from fit_offline_judges import (  # noqa: E402
+    DiskEncoder,
     auc_ci,
     haluquestqa_answers,
     pairwise,
@@ -44,9 +49,13 @@ from fit_offline_judges import (  # noqa: E402
     squad_pairs,
 )
 
+from ragjudge.home import state_path  # noqa: E402
 from ragjudge.judges.offline import OfflineAnswerRelevancyJudge  # noqa: E402
 from ragjudge.judges.offline import labelsets as L  # noqa: E402
+from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS, load_params  # noqa: E402
+from ragjudge.judges.offline.relevancy import RELEVANCY_META  # noqa: E402
+from ragjudge.judges.offline.supportmodel import PairModel  # noqa: E402
 from ragjudge.schema import JudgeInput  # noqa: E402
 
 HELD_OUT_ABSTENTIONS = (
@@ -114,6 +123,15 @@ def measure(judge: Any, root: Path) -> dict[str, Any]:
     out["demo_n"] = len(demo)
     ps = scores([(GREYHAVEN, a) for a in PROBES.values()])
     out["probes"] = {k: round(s, 3) for k, s in zip(PROBES, ps, strict=True)}
+    if "xrel" in judge.params.models:
+        model = PairModel(RELEVANCY_META)  # its own pair cache: every pair is scored
+        model.logits([("warm", "up")])
+        times = []
+        for q, a, *_ in sq:
+            t0 = time.perf_counter()
+            model.logits([(q, a)])
+            times.append(time.perf_counter() - t0)
+        out["xrel_ms_per_answer"] = round(1000 * float(np.median(times)), 2)
     return out
 
 
@@ -126,10 +144,15 @@ def main() -> None:
     if not root.is_dir():
         sys.exit(f"shared data not found at {root}")
     figures: dict[str, Any] = {}
+    enc = DiskEncoder(state_path("bench", "offline_embeddings"))
+    cache = EmbeddingCache(enc, max_items=10_000_000)
     for path in args.params or [DEFAULT_PARAMS, MODEL_PARAMS]:
         t0 = time.perf_counter()
-        judge = OfflineAnswerRelevancyJudge(params=load_params(path))
-        res = measure(judge, root)
+        judge = OfflineAnswerRelevancyJudge(params=load_params(path), cache=cache)
+        try:
+            res = measure(judge, root)
+        finally:
+            enc.save()
         res["version"] = judge.version
         res["seconds"] = round(time.perf_counter() - t0, 1)
         figures[str(path)] = res

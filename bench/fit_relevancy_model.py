@@ -7,11 +7,12 @@ to ``ragjudge/judges/offline/model/relevancy.onnx`` and writes the card ``releva
 (the run's ``mix.json``: data, seed, command; and the figures below).
 
 Calibration (``fit.fit_params`` on the answer-relevancy rows of bench/fit_offline_judges.py,
-dev parts only: SQuAD dev articles ``squad_rows``, WikiEval answer-relevance dev answers,
-HaluQuestQA dev answers; each source weighing the same, ``balanced``): ``xrel`` = sigmoid(a *
+dev parts only: SQuAD dev articles ``squad_rows`` and WikiEval answer-relevance dev answers,
+each source weighing the same, ``balanced``; HaluQuestQA is left out: its labels mark a span
+anywhere in a long answer, and its answers take minutes to encode): ``xrel`` = sigmoid(a *
 the cross-encoder's logit + c * the feature model's logit + b), a, c >= 0, shrunk towards the
 feature model alone (a = 0, c = 1). The SQuAD dev rows are the articles the cross-encoder was
-trained on, so its logit is over-confident there; WikiEval and HaluQuestQA were not trained on.
+trained on, so its logit is over-confident there; WikiEval was not trained on.
 Its cross-validated figures are printed; ``--write`` puts ``xrel`` into ``params/v2.json`` and
 ``params/v3.json`` (every other key unchanged) or, with ``--out FILE``, writes v2 plus ``xrel``
 there instead, to be measured first (bench/bench_relevancy.py).
@@ -27,15 +28,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fit_offline_judges import (
+    DiskEncoder,
     balanced,
-    haluquestqa_answers,
-    haluquestqa_rows,
     shared_data,
     squad_rows,
     wikieval_rows,
 )
 
+from ragjudge.home import state_path
 from ragjudge.judges.offline import labelsets as L
+from ragjudge.judges.offline.embed import EmbeddingCache
 from ragjudge.judges.offline.features import XREL_FEATURES
 from ragjudge.judges.offline.fit import fit_params
 from ragjudge.judges.offline.params import (
@@ -68,21 +70,28 @@ def install(run: Path) -> None:
 def calibrate() -> LogisticModel:
     root = shared_data()
     pairs = [p for p in L.wikieval_pairs(root / "wikieval") if p.part == "dev"]
-    answers = [a for a in haluquestqa_answers(root) if a.part == "dev"]
     sources = {
         "wikieval": [r for r in wikieval_rows(pairs) if r.dimension == "answer_relevancy"],
-        "haluquestqa": [r for r in haluquestqa_rows(answers) if r.dimension == "answer_relevancy"],
         "squad": squad_rows(root),
     }
     base = load_params(DEFAULT_PARAMS)
     base = base.model_copy(update={"models": {**base.models, "xrel": PRIOR}})
-    fitted = fit_params(balanced(sources), version="v2", base=base)
+    enc = DiskEncoder(state_path("bench", "offline_embeddings"))
+    try:
+        fitted = fit_params(
+            balanced(sources),
+            version="v2",
+            base=base,
+            cache=EmbeddingCache(enc, max_items=10_000_000),
+        )
+    finally:
+        enc.save()
     model = fitted.models["xrel"]
     print(f"xrel: coef {model.coef} intercept {model.intercept:.3f} cv {model.cv}")
     return model.model_copy(
         update={
             "fitted_on": f"{model.fitted_on}: dev answer-relevancy rows of SQuAD (the "
-            "cross-encoder's training articles), WikiEval and HaluQuestQA, each source "
+            "cross-encoder's training articles) and WikiEval, each source "
             "weighing the same (bench/fit_relevancy_model.py)"
         }
     )

@@ -21,7 +21,7 @@ way round (the on-topic two-sentence text that fooled the feature model), an ans
 of another article (off-topic), and an abstention (varied wordings, some naming the question's
 subject). For an unanswerable question, the sentence holding its plausible answer is a 0 only
 when it is not also an answerable question's answer sentence. WikiEval and HaluQuestQA are not
-trained on (their dev parts calibrate; their held-out parts measure). The training loop, model
+trained on (WikiEval's dev part calibrates; their held-out parts measure). The training loop, model
 and export are bench/train_support_model.py's (``run_training``, ``export``), here with the
 lowest ``--layers`` layers only.
 """
