@@ -342,6 +342,7 @@ def _ragas_collections(samples: list[dict[str, Any]], base_url: str) -> dict[str
         t0, cpu0 = time.perf_counter(), time.process_time()
         vals = await asyncio.gather(*(one(mt, kw) for _, mt, kw in jobs))
         wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        await client.close()  # else the SDK closes it at GC, on a later run's event loop
         out: dict[str, list[float]] = {}
         for (name, _, _), v in zip(jobs, vals, strict=True):
             out.setdefault(name, []).append(v)
