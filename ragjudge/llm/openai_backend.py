@@ -18,6 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic_core import to_json
 
 from ragjudge.llm.backend import BackendError, Completion
 from ragjudge.llm.settings import LLMSettings, redact
@@ -212,7 +213,9 @@ class OpenAIBackend:
             raw = await client.post(
                 "/chat/completions",
                 cast_to=httpx.Response,
-                body=body,
+                # encoded here (pydantic-core, in Rust): the SDK sends bytes as they are, and
+                # its default headers carry the JSON content type
+                body=to_json(body),
                 options={"headers": headers, "timeout": _send_timeout(timeout)},
             )
             resp = Reply.model_validate_json(raw.content)
