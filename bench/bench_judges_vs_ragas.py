@@ -498,6 +498,7 @@ def main(argv: list[str] | None = None) -> None:
         + " as concurrency rises"
     )
     top = ours[-1]
+    best_ragas: dict[str, Any] = {}
     line = (
         f"  at concurrency {args.concurrency[-1]}: {top['samples_per_s']:.2f}/s = "
         f"{top['samples_per_s'] / cap['samples_per_s']:.2f} of the server's capacity "
@@ -510,6 +511,13 @@ def main(argv: list[str] | None = None) -> None:
             f"({best_ragas['samples_per_s']:.2f}/s)"
         )
     print(line)
+    at_cap = top["samples_per_s"] >= 0.9 * cap["samples_per_s"]
+    beats = bool(theirs) and top["samples_per_s"] >= 3 * best_ragas["samples_per_s"]
+    print(
+        "  bound hit at the top concurrency: "
+        + ("the server's capacity (>= 0.9 of it)" if at_cap else "not the server's (the client)")
+        + ("; >= 3x ragas' best: met" if beats else "; >= 3x ragas' best: not met or not run")
+    )
     if theirs:
         classic = theirs[0]
         print(
