@@ -165,9 +165,9 @@ def evaluate(
     ``backend`` (``offline``, ``llm``, ``ragas``, ``cascade``; default ``llm`` when an endpoint
     is configured, else ``offline``); ``options`` go to every named judge's factory (the
     cascade's band: ``low``, ``high``, ``platt``); ``min_coverage`` is the coverage floor
-    (default ``RAGJUDGE_MIN_COVERAGE``, else 0.5; a judge that scored nothing is always
-    below it); below it ``StageFailedError`` is raised, its ``partial`` holding the result.
-    See the module docstring."""
+    (default ``RAGJUDGE_MIN_COVERAGE``, else ``ragjudge.toml``'s ``[judges] min_coverage``, else
+    0.5; a judge that scored nothing is always below it); below it ``StageFailedError`` is
+    raised, its ``partial`` holding the result. See the module docstring."""
     from ragjudge.adapters import run_sync
     from ragjudge.judges.registry import default_backend
     from ragjudge.judges.runner import estimate_spend, run_judges

@@ -1,7 +1,7 @@
 """Coverage of a judging stage: a judge whose coverage (decided / called) is below the floor
-(``coverage_floor``: ``RAGJUDGE_MIN_COVERAGE``, default 0.5) failed as a whole; every call
-failing is always below it. Used by the sweep, ``evaluate()``, ``judge``, ``testset`` (its
-question writer too) and ``report`` (why a failed run is refused)."""
+(``coverage_floor``: ``RAGJUDGE_MIN_COVERAGE``, else the config file, default 0.5) failed as a
+whole; every call failing is always below it. Used by the sweep, ``evaluate()``, ``judge``,
+``testset`` (its question writer too) and ``report`` (why a failed run is refused)."""
 
 from __future__ import annotations
 
