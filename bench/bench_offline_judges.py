@@ -15,17 +15,19 @@ pair cache empty and the judges' in-process text caches (chunk profiles, stems) 
 - ``v3, warm``: the same again with the caches filled (what a k-sweep or a rerun of the other
   judges on the same item pays);
 - ``v2, cold``: the default judges (``params/v2.json``: support from embedding features), as
-  every runner calls them;
-- ``v2, cold, fp32 encoder``: the same on the fp32 encoder (``load_encoder()``), where the
-  judges' encoder (``load_judge_encoder()``) runs in bfloat16 on a CPU that has it;
+  every runner calls them, on the judges' encoder (``load_judge_encoder()``: by default the
+  shipped ONNX model, ``ragjudge.embedding.OnnxJudgeEncoder``);
+- ``v2, cold, bf16 encoder``: the same on the bundled model under torch's bfloat16 autocast
+  (``Bf16Encoder``, the judges' encoder until 2026-12-06, on a CPU with native bfloat16);
+- ``v2, cold, fp32 encoder``: the same on the plain fp32 model (``load_encoder()``);
 - ``v2, cold, fp32, item by item``: those judges called one item at a time (``judge(item)``, no
   ``prepare``): how runners called them before batched preparation;
 - ``peer: content-word overlap``: the plain baseline (share of the answer's content words found
   in the contexts), the cheapest possible faithfulness signal;
 - ``encoder``: raw sentences/s of the judges' encoder on the same texts in one call, the
-  floor, and of the fp32 encoder.
+  floor, and of the bf16 and fp32 encoders.
 Scores are compared: judges' encoder against fp32, batched against item by item (largest score
-difference), and the vectors of the two encoders (least cosine).
+difference), and the vectors of the judges' and bf16 encoders against fp32 ones (least cosine).
 """
 
 from __future__ import annotations
@@ -145,11 +147,12 @@ def main() -> None:
     import numpy as np
     import torch
 
-    from ragjudge.embedding import load_encoder, load_judge_encoder
+    from ragjudge.embedding import Bf16Encoder, load_encoder, load_judge_encoder
 
     fp32 = load_encoder()
+    bf16 = Bf16Encoder(fp32)
     encoder = load_judge_encoder()
-    for e in (fp32, encoder):
+    for e in (fp32, bf16, encoder):
         e.encode(["warm up the model"])
     model = shared_model()
     t = time.perf_counter()
@@ -163,6 +166,8 @@ def main() -> None:
         for it in items[-6:]
     ]
     asyncio.run(run_judges(five(load_params(MODEL_PARAMS), EmbeddingCache(encoder)), other))
+    for e in (fp32, bf16):  # the peers' encoders too, on real batch shapes
+        e.encode([t for it in other for c in it.contexts for t in profile(c).texts])
     cache = EmbeddingCache(encoder)
     judges = five(load_params(MODEL_PARAMS), cache)
     cold_start()
@@ -172,6 +177,8 @@ def main() -> None:
     v2 = load_params(PARAMS_DIR / "v2.json")
     cold_start()
     cold_v2, scores_v2 = as_runners_do(five(v2, EmbeddingCache(encoder)), items)
+    cold_start()
+    cold_bf16, _ = as_runners_do(five(v2, EmbeddingCache(bf16)), items)
     cold_start()
     cold_fp32, batched = as_runners_do(five(v2, EmbeddingCache(fp32)), items)
     cold_start()
@@ -193,13 +200,18 @@ def main() -> None:
     t = time.perf_counter()
     vecs_fp32 = fp32.encode(texts)
     enc_fp32 = time.perf_counter() - t
+    t = time.perf_counter()
+    vecs_bf16 = bf16.encode(texts)
+    enc_bf16 = time.perf_counter() - t
     cosine = np.sum(vecs * vecs_fp32, axis=1)
+    cosine_bf16 = np.sum(vecs_bf16 * vecs_fp32, axis=1)
 
     n = len(items)
     rows = [
         ("v3, cold (5 judges)", n / cold),
         ("v3, warm (5 judges)", n / warm),
         ("v2, cold (5 judges)", n / cold_v2),
+        ("v2, cold, bf16 encoder", n / cold_bf16),
         ("v2, cold, fp32 encoder", n / cold_fp32),
         ("v2, cold, fp32, item by item", n / single_fp32),
         ("peer: content-word overlap", n / peer),
@@ -212,14 +224,16 @@ def main() -> None:
     for name, rate in rows:
         print(f"{name:32s} {rate:10.1f} {1000 / rate:10.2f}")
     print(f"{'encoder (sentences/s)':32s} {len(texts) / enc:10.1f}")
+    print(f"{'bf16 encoder (sentences/s)':32s} {len(texts) / enc_bf16:10.1f}")
     print(f"{'fp32 encoder (sentences/s)':32s} {len(texts) / enc_fp32:10.1f}")
     print(
         f"ratio warm/cold: {cold / warm:.1f}x; overlap peer is {peer and cold / peer:.0f}x "
         "faster than cold offline judging (it reads no embeddings)"
     )
     print(
-        f"v2 cold: fp32 / judges' encoder {cold_fp32 / cold_v2:.2f}x (largest score difference "
-        f"{precision_gap:.1e}; vectors' cosine to fp32: min {cosine.min():.6f}); fp32 item by "
+        f"v2 cold: bf16 / judges' encoder {cold_bf16 / cold_v2:.2f}x, fp32 / judges' encoder "
+        f"{cold_fp32 / cold_v2:.2f}x (largest score difference {precision_gap:.1e}; vectors' "
+        f"cosine to fp32: min {cosine.min():.7f}, bf16's {cosine_bf16.min():.7f}); fp32 item by "
         f"item / batched {single_fp32 / cold_fp32:.2f}x (largest score difference {gap:.1e}); "
         f"v3 / v2 cold {cold / cold_v2:.2f}x; encoding alone at the one-call rate would take "
         f"{enc / len(texts) * encoded / n * 1000:.0f} ms of a v3 item; support model load "

@@ -4,17 +4,21 @@ Loaded from the package's installed folder with ``HF_HUB_OFFLINE=1``: nothing is
 ``load_encoder()`` returns one shared instance per process (loading costs seconds).
 Vectors are L2-normalised float32, so a dot product is the cosine similarity.
 
-``load_judge_encoder()`` is the offline judges' encoder: the same model run under CPU bfloat16
-autocast where the CPU computes bfloat16 natively (AVX512-BF16 or AMX): it encodes 1.6x to 2x
-faster, with vectors at cosine >= 0.9999 to fp32 ones (bench/bench_offline_judges.py prints
-both figures).
-``RAGJUDGE_JUDGE_PRECISION`` = ``auto`` (default) | ``bf16`` | ``fp32`` overrides the choice.
+``load_judge_encoder()`` is the offline judges' encoder. By default (``auto`` or ``onnx``) it is
+the same model exported to ONNX with its weights stored in float16 and computed in float32
+(``OnnxJudgeEncoder``, the file ``judges/offline/model/encoder.onnx`` shipped in the package,
+made by bench/export_judge_encoder.py), run with ONNX Runtime: no torch import, vectors at
+cosine >= 0.99999 to the fp32 ones, and about 2x faster than torch's bfloat16 autocast on short
+texts (bench/bench_offline_judges.py prints both figures). ``RAGJUDGE_JUDGE_PRECISION`` =
+``auto`` (default) | ``onnx`` | ``bf16`` | ``fp32`` overrides the choice: ``bf16`` is the model
+under torch's CPU bfloat16 autocast (``Bf16Encoder``), ``fp32`` the plain model.
 Retrieval and generation keep fp32 (``load_encoder()``), so their indexes and figures do not move.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
@@ -28,6 +32,10 @@ from ragjudge.protocols import Encoder
 from ragjudge.userconfig import setting
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
+JUDGE_ONNX_FILE = Path(__file__).resolve().parent / "judges" / "offline" / "model" / "encoder.onnx"
+MAX_SEQ_LENGTH = 256
+"""The bundled model's ``max_seq_length`` (its ``sentence_bert_config.json``): longer texts are
+truncated to this many word pieces, as sentence-transformers does."""
 
 
 def bundled_model_path() -> Path:
@@ -90,6 +98,28 @@ class SentenceTransformerEncoder:
         return np.asarray(vecs, dtype=np.float32)
 
 
+def bundled_tokenizer(max_len: int) -> Any:
+    """A new fast tokenizer (``tokenizers.Tokenizer``) of the bundled model, without padding,
+    truncating to ``max_len`` word pieces (longest side first for pairs)."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(bundled_model_path() / "tokenizer.json"))
+    tok.no_padding()
+    tok.enable_truncation(max_len, strategy="longest_first")
+    return tok
+
+
+def onnx_session(path: Path) -> Any:
+    """An ONNX Runtime CPU session of ``path`` with every graph optimisation and at most two
+    threads (the models here are small; more threads only contend)."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.intra_op_num_threads = min(2, os.cpu_count() or 1)
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
 @lru_cache(maxsize=1)
 def load_encoder() -> SentenceTransformerEncoder:
     """The process-wide bundled encoder."""
@@ -104,8 +134,8 @@ class Bf16Encoder:
 
     Matrix products run in bfloat16 and the pooled vectors come back float32 and L2-normalised.
     Its ``name`` differs from the fp32 encoder's (``+bf16``), so the two never share a vector
-    cache. Without native bfloat16 in the CPU this is slower than fp32, not faster: choose it
-    through ``load_judge_encoder``, which checks.
+    cache. Without native bfloat16 in the CPU (AVX512-BF16 or AMX) this is slower than fp32,
+    not faster.
     """
 
     def __init__(self, inner: SentenceTransformerEncoder) -> None:
@@ -119,47 +149,90 @@ class Bf16Encoder:
             return self.inner.encode(texts)
 
 
+ONNX_SUFFIX = "+onnx"
+
+
+class OnnxJudgeEncoder:
+    """The bundled model as shipped for the judges (``JUDGE_ONNX_FILE``), run with ONNX Runtime.
+
+    The sentence-transformers pipeline's maths: WordPiece (the bundled fast tokenizer) truncated
+    at ``MAX_SEQ_LENGTH``, mean pooling of the last hidden states over the attention mask, L2
+    normalisation. Texts are sorted by token length and run in batches of ``batch_size``, each
+    padded to its own longest text. Its ``name`` (``+onnx``) keeps its vectors in their own
+    cache file.
+    """
+
+    def __init__(self, path: Path | None = None, *, batch_size: int = 64) -> None:
+        _offline()
+        self.path = path or JUDGE_ONNX_FILE
+        if not self.path.is_file():
+            raise ConfigError(f"the judges' encoder is missing: {self.path}")
+        self.name = BUNDLED_MODEL_NAME + ONNX_SUFFIX
+        self.batch_size = batch_size
+        self._tokenizer = bundled_tokenizer(MAX_SEQ_LENGTH)
+        self._session = onnx_session(self.path)
+        self._lock = threading.Lock()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:  # the tokenizer's settings are shared state
+            encs = self._tokenizer.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encs], kind="stable")
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            width = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[row, :n] = encs[i].ids
+                mask[row, :n] = 1
+            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+            hidden = self._session.run(None, feed)[0]
+            weights = mask[..., None].astype(np.float32)
+            vecs = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            out[idx] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
+        return out
+
+
 PRECISION_ENV = "RAGJUDGE_JUDGE_PRECISION"
-
-
-@lru_cache(maxsize=1)
-def bf16_native() -> bool:
-    """The CPU computes bfloat16 matrix products natively (oneDNN's check; asked once per
-    process: every judge's version and every Ray pool resolve the precision)."""
-    import torch
-
-    return bool(
-        torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported()
-    )
+PRECISIONS = ("auto", "onnx", "bf16", "fp32")
 
 
 def precision_choice() -> str:
     """``$RAGJUDGE_JUDGE_PRECISION``, lower-cased: ``auto`` (the default, also when unset),
-    ``bf16`` or ``fp32``; any other value is a ``ConfigError`` naming the variable."""
+    ``onnx``, ``bf16`` or ``fp32``; any other value is a ``ConfigError`` naming the variable."""
     choice = (setting(PRECISION_ENV) or "auto").strip().lower()
-    if choice not in ("auto", "bf16", "fp32"):
-        raise ConfigError(f"{PRECISION_ENV}={choice!r}: expected auto, bf16 or fp32")
+    if choice not in PRECISIONS:
+        raise ConfigError(f"{PRECISION_ENV}={choice!r}: expected {', '.join(PRECISIONS)}")
     return choice
 
 
 def judge_precision() -> str:
-    """``"bf16"`` or ``"fp32"``: ``precision_choice()``, with ``auto`` meaning bf16 exactly when
-    ``bf16_native()``."""
+    """``"onnx"``, ``"bf16"`` or ``"fp32"``: ``precision_choice()``, with ``auto`` meaning
+    ``onnx`` (the shipped ``OnnxJudgeEncoder``)."""
     choice = precision_choice()
-    if choice == "auto":
-        return "bf16" if bf16_native() else "fp32"
-    return choice
+    return "onnx" if choice == "auto" else choice
+
+
+_SUFFIXES = {"onnx": ONNX_SUFFIX, "bf16": BF16_SUFFIX, "fp32": ""}
 
 
 def judge_encoder_name() -> str:
     """The name of ``load_judge_encoder()``'s encoder, known without loading the model."""
-    return BUNDLED_MODEL_NAME + (BF16_SUFFIX if judge_precision() == "bf16" else "")
+    return BUNDLED_MODEL_NAME + _SUFFIXES[judge_precision()]
 
 
 @lru_cache(maxsize=1)
 def load_judge_encoder() -> Encoder:
-    """The offline judges' encoder: the process-wide bundled model (``load_encoder()``), wrapped
-    in ``Bf16Encoder`` when ``judge_precision()`` is ``"bf16"``."""
-    if judge_precision() == "bf16":
+    """The offline judges' encoder for ``judge_precision()``: ``OnnxJudgeEncoder`` (``onnx``),
+    the process-wide bundled model (``load_encoder()``, ``fp32``) or that model wrapped in
+    ``Bf16Encoder`` (``bf16``)."""
+    precision = judge_precision()
+    if precision == "onnx":
+        return OnnxJudgeEncoder()
+    if precision == "bf16":
         return Bf16Encoder(load_encoder())
     return load_encoder()

@@ -71,7 +71,7 @@ class LLMTable(_Table):
 class JudgesTable(_Table):
     min_coverage: float | None = Field(None, ge=0, le=1, allow_inf_nan=False)
     offline_params: str | None = None
-    precision: Literal["auto", "bf16", "fp32"] | None = None
+    precision: Literal["auto", "onnx", "bf16", "fp32"] | None = None
 
 
 class StoreTable(_Table):

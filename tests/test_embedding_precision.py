@@ -1,4 +1,5 @@
-"""The offline judges' encoder precision: bfloat16 vectors agree with fp32 ones, the choice is
+"""The offline judges' encoder precision: the shipped ONNX model's and bfloat16 vectors agree with
+fp32 ones, the choice is
 read from RAGJUDGE_JUDGE_PRECISION (a bad value is one error line, exit 2), and vectors of
 different precisions never share a cache file."""
 
@@ -14,6 +15,7 @@ import pytest
 from ragjudge.embedding import (
     PRECISION_ENV,
     Bf16Encoder,
+    OnnxJudgeEncoder,
     judge_encoder_name,
     judge_precision,
     load_encoder,
@@ -44,9 +46,23 @@ def test_bf16_vectors_agree_with_fp32() -> None:
     assert bf16.name == fp32.name + "+bf16"
 
 
+def test_onnx_vectors_agree_with_fp32() -> None:
+    """The shipped ONNX encoder (fp16-stored weights, fp32 compute) gives the fp32 vectors,
+    for a one-word text and one past the 256 word pieces the model reads alike."""
+    texts = [*TEXTS, "The keeper climbed the tower stairs every night. " * 40, ""]
+    a = load_encoder().encode(texts)
+    onnx = OnnxJudgeEncoder()
+    b = onnx.encode(texts)
+    assert b.dtype == np.float32 and b.shape == a.shape
+    assert float(np.min(np.sum(a * b, axis=1))) > 0.99999
+    assert onnx.encode([]).shape == (0, 384)
+    assert onnx.name == "all-MiniLM-L6-v2+onnx"
+
+
 def test_precision_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PRECISION_ENV, raising=False)
     assert precision_choice() == "auto"
+    assert judge_precision() == "onnx" and judge_encoder_name() == "all-MiniLM-L6-v2+onnx"
     monkeypatch.setenv(PRECISION_ENV, " FP32 ")
     assert judge_precision() == "fp32" and judge_encoder_name() == "all-MiniLM-L6-v2"
     monkeypatch.setenv(PRECISION_ENV, "bf16")
@@ -54,7 +70,7 @@ def test_precision_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv(PRECISION_ENV, "fp16")
     with pytest.raises(ConfigError, match=r"RAGJUDGE_JUDGE_PRECISION='fp16'"):
         judge_precision()
-    with pytest.raises(ConfigError, match="expected auto, bf16 or fp32"):
+    with pytest.raises(ConfigError, match="expected auto, onnx, bf16, fp32"):
         OfflineFaithfulnessJudge()  # when the judges are made, not at their first item
 
 

@@ -5,12 +5,14 @@ Input checks and results are the ones every backend shares (``ragjudge.judges.ba
 run through ``judge_one``.
 
 ``version`` =
-``offline-<ALGORITHM_VERSION>[.bf16]+<params version>.<params digest>[.<model digest>]
-[.r<relevancy model digest>]`` (``.bf16`` when the sentence encoder runs in bfloat16,
-``ragjudge.embedding.judge_precision``; the model digest when the parameters use the
-claim-support model, the ``.r`` one when they use the relevancy cross-encoder): a change of
-the code, of the encoder's precision, of the parameters (even a refit saved under the same
-version name) or of a model file changes the version, hence cache keys and run manifests.
+``offline-<ALGORITHM_VERSION>[.<encoder>]+<params version>.<params digest>[.<model digest>]
+[.r<relevancy model digest>]`` (``.onnx`` or ``.bf16``: what follows ``+`` in the sentence
+encoder's name, the shipped ONNX model or bfloat16 autocast,
+``ragjudge.embedding.judge_precision``; nothing for plain fp32; the model digest when the
+parameters use the claim-support model, the ``.r`` one when they use the relevancy
+cross-encoder): a change of the code, of the encoder's precision, of the parameters (even a
+refit saved under the same version name) or of a model file changes the version, hence cache
+keys and run manifests.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import copy
 from collections.abc import Sequence
 from pathlib import Path
 
-from ragjudge.embedding import BF16_SUFFIX
 from ragjudge.judges.base import make_result, precheck
 from ragjudge.judges.offline.embed import EmbeddingCache, TextRecorder, shared_cache
 from ragjudge.judges.offline.features import TextProfile, profile
@@ -50,9 +51,10 @@ class OfflineJudge:
     ) -> None:
         self.params = params if isinstance(params, Params) else load_params(params)
         self.cache = cache or shared_cache()
-        bf16 = ".bf16" if self.cache.encoder_name.endswith(BF16_SUFFIX) else ""
+        _, plus, variant = self.cache.encoder_name.partition("+")
+        encoder = f".{variant}" if plus else ""
         self.version = (
-            f"offline-{ALGORITHM_VERSION}{bf16}+{self.params.version}.{self.params.digest}"
+            f"offline-{ALGORITHM_VERSION}{encoder}+{self.params.version}.{self.params.digest}"
         )
         if self.params.support_model is not None:
             from ragjudge.judges.offline.supportmodel import shared_model

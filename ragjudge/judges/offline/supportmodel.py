@@ -30,7 +30,6 @@ relevancy model (``relevancy.relevancy_cross_encoder``) is one too.
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -75,12 +74,6 @@ class ModelCard(PairCard):
     tens of milliseconds of CPU (a cross-encoder reads claim and window together)."""
 
 
-def _offline() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-
-
 class PairModel:
     """A shipped cross-encoder over text pairs, described by the card at ``meta``: one logit
     per pair (module docstring). Thread-safe; loads lazily."""
@@ -112,22 +105,11 @@ class PairModel:
         return _digest(str(self.model_path))
 
     def _load(self) -> None:
+        from ragjudge.embedding import _offline, bundled_tokenizer, onnx_session
+
         _offline()
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
-        from ragjudge.embedding import bundled_model_path
-
-        tok = Tokenizer.from_file(str(bundled_model_path() / "tokenizer.json"))
-        tok.no_padding()
-        tok.enable_truncation(self.card.max_len, strategy="longest_first")
-        opts = ort.SessionOptions()
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads = min(2, os.cpu_count() or 1)
-        self._session = ort.InferenceSession(
-            str(self.model_path), opts, providers=["CPUExecutionProvider"]
-        )
-        self._tokenizer = tok
+        self._tokenizer = bundled_tokenizer(self.card.max_len)
+        self._session = onnx_session(self.model_path)
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """Raw logits of ``(first, second)`` text pairs, batched by length, cached."""
