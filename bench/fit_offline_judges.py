@@ -61,7 +61,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fit_support_model import v3_from  # noqa: E402
+from fit_support_model import with_model  # noqa: E402
 
 from ragjudge.home import state_path  # noqa: E402
 from ragjudge.judges.offline import labelsets as L  # noqa: E402
@@ -770,10 +770,13 @@ def main() -> None:
                 print(f"fit {name:10s} {m.cv}")
             if args.write:
                 params.save(PARAMS_DIR / "v2.json")
-                v3 = json.loads(MODEL_PARAMS.read_text())  # raw: v2's part may be outdated
-                xenc = LogisticModel.model_validate(v3["models"]["xenc"])
-                v3_from(params, xenc, v3["provenance"]["xenc"]).save(MODEL_PARAMS)
-                print(f"wrote {PARAMS_DIR / 'v2.json'} and v2's models in {MODEL_PARAMS}")
+                for path in (MODEL_PARAMS, PARAMS_DIR / "v4.json"):  # the model calibrations
+                    raw = json.loads(path.read_text())  # raw: v2's part may be outdated
+                    xenc = LogisticModel.model_validate(raw["models"]["xenc"])
+                    card = raw.get("support_card", "support.json")
+                    prov = raw["provenance"]["xenc"]
+                    with_model(params, xenc, prov, raw["version"], card).save(path)
+                    print(f"wrote {PARAMS_DIR / 'v2.json'} and v2's models in {path}")
             if args.fit_only:
                 return
         figures = evaluate(params, cache, root, args.quick)

@@ -16,7 +16,9 @@ windows, bench/support_eval.py), every set and class weighing the same:
 ``--install`` copies the chosen file to ragjudge/judges/offline/model/support.onnx, writes the
 model card ``support.json`` (training mix, these figures) beside it, and writes
 ``params/v3.json``: the v2 parameters plus this ``xenc`` calibration (opt-in:
-``RAGJUDGE_OFFLINE_PARAMS``).
+``RAGJUDGE_OFFLINE_PARAMS``). ``--version v4`` installs a successor beside v3 instead:
+``model/support-v4.onnx``, its card ``support-v4.json`` and ``params/v4.json`` (whose
+``support_card`` names that card).
 """
 
 from __future__ import annotations
@@ -106,13 +108,17 @@ def calibrate(items: list[D.Item], logits: np.ndarray) -> Calibration:
     return Calibration(coef, b, E.best_threshold(y, lr.predict_proba(x)[:, 1], w))
 
 
-def v3_from(v2: Params, xenc: LogisticModel, figures: dict) -> Params:
-    """``params/v3.json``: every model of ``v2`` plus the claim-support model's calibration
-    ``xenc`` (its validation ``figures`` in the provenance)."""
+def with_model(
+    v2: Params, xenc: LogisticModel, figures: dict, version: str = "v3", card: str = META_FILE.name
+) -> Params:
+    """``params/v3.json`` (or ``VERSION.json``): every model of ``v2`` plus the calibration
+    ``xenc`` of the claim-support model of ``card`` (its validation ``figures`` in the
+    provenance)."""
     return Params(
-        version="v3",
-        description="v2 plus the claim-support model's calibration (xenc)",
+        version=version,
+        description=f"v2 plus the calibration (xenc) of the claim-support model {card}",
         models={**v2.models, "xenc": xenc},
+        support_card=card,
         provenance={
             **v2.provenance,
             "fitted_models": sorted({*v2.provenance["fitted_models"], "xenc"}),
@@ -126,6 +132,7 @@ def main() -> None:
     ap.add_argument("--run", required=True, help="the training output folder")
     ap.add_argument("--limit", type=int, default=250, help="validation items per set")
     ap.add_argument("--install", action="store_true")
+    ap.add_argument("--version", default="v3", help="v3: support.onnx; else support-VERSION")
     args = ap.parse_args()
     run = Path(args.run)
     card = ModelCard()
@@ -164,8 +171,11 @@ def main() -> None:
     )
     if not args.install:
         return
-    META_FILE.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(run / f"support.{chosen}.onnx", META_FILE.parent / "support.onnx")
+    stem = "support" if args.version == "v3" else f"support-{args.version}"
+    meta_file = META_FILE.parent / f"{stem}.json"
+    params_file = MODEL_PARAMS if args.version == "v3" else PARAMS_DIR / f"{args.version}.json"
+    meta_file.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run / f"support.{chosen}.onnx", meta_file.parent / f"{stem}.onnx")
     figures = {
         "validation_auroc": per_set,
         "chosen": chosen,
@@ -173,10 +183,14 @@ def main() -> None:
         "validation_balanced_accuracy": round(bacc, 4),
         "calibration": {"coef": [round(c, 6) for c in coef], "b": round(b, 6), "cut": t_sup},
         "validation_auroc_calibrated": {n: round(v, 4) for n, v in both.items()},
-        "command": "bench/fit_support_model.py --run RUN --install",
+        "command": f"bench/fit_support_model.py --run RUN --install --version {args.version}",
     }
-    card = ModelCard(training=json.loads((run / "mix.json").read_text()), figures=figures)
-    META_FILE.write_text(json.dumps(card.model_dump(), indent=1) + "\n")
+    card = ModelCard(
+        model_file=f"{stem}.onnx",
+        training=json.loads((run / "mix.json").read_text()),
+        figures=figures,
+    )
+    meta_file.write_text(json.dumps(card.model_dump(), indent=1) + "\n")
     xenc = LogisticModel(
         features=list(XENC_FEATURES),
         coef=[round(c, 6) for c in coef],
@@ -186,8 +200,9 @@ def main() -> None:
         fitted_on=f"{len(items)} validation claims of the claim-support sets (cut folded)",
         cv={"n": len(items), "auroc": round(E.auroc(y, p), 4), "balanced_accuracy": round(bacc, 4)},
     )
-    v3_from(load_params(PARAMS_DIR / "v2.json"), xenc, figures).save(MODEL_PARAMS)
-    print(f"installed {META_FILE.parent / 'support.onnx'} and {MODEL_PARAMS}")
+    v2 = load_params(PARAMS_DIR / "v2.json")
+    with_model(v2, xenc, figures, args.version, meta_file.name).save(params_file)
+    print(f"installed {meta_file.parent / card.model_file} and {params_file}")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,12 @@ edit of the claim that the passage then no longer supports:
 - ``name``: one capitalised name of the claim that the passage contains swapped for another
   capitalised name of the passage the claim lacks;
 - ``negation``: "not" put after the claim's first is/are/was/were/can/will/has/have/had.
+
+Edited pairs (``edited_pairs``, set ``edits:scifact_corpus``), for a model trained without the
+human sets: sentences of SciFact corpus abstracts that hold a number or a name, each once as a
+supported claim against the abstract's window with the most of its words (label 1) and once
+edited as a hard negative above against the same window (label 0): what a RAG answer that
+copies its source with one number, date or name wrong looks like.
 """
 
 from __future__ import annotations
@@ -387,3 +393,30 @@ def hard_negative(item: Item, rng: random.Random) -> Item | None:
         if new and new != claim:
             return Item(item.set, item.group, item.split, new, [passage], 0, kind=kind)
     return None
+
+
+def edited_pairs(root: Path, n: int, rng: random.Random) -> list[Item]:
+    """Up to ``n`` pairs (``n // 2`` sentences) of the module docstring's edited pairs."""
+    docs = list(_jsonl(root / "scifact" / "corpus.jsonl"))
+    rng.shuffle(docs)
+    out: list[Item] = []
+    for doc in docs:
+        if len(out) >= n:
+            break
+        sents = [s for s in _sentences(doc["text"]) if 8 <= len(s.split()) <= 40]
+        sents = [s for s in sents if _NUM.search(s) or len(_NAME.findall(s)) > 1]
+        if not sents:
+            continue
+        claim = rng.choice(sents)
+        group = f"edits:{doc['_id']}"
+        ws = windows(doc["text"])
+        item = Item(
+            "edits:scifact_corpus", group, "train", claim, [ws[ranked(claim, ws)[0]]], 1, "copied"
+        )
+        neg = hard_negative(item, rng)
+        if neg is not None:
+            out += [
+                item,
+                Item(item.set, group, "train", neg.claim, item.passages, 0, kind=neg.kind),
+            ]
+    return out

@@ -28,6 +28,23 @@ int8 dynamic quantisation with per-channel weight scales (onnxruntime; per-tenso
 (bench/fit_support_model.py) measures both, calibrates and installs one in the package.
 
 ``--exclude SET`` leaves a set out (leave-one-dataset-out folds, bench/lodo_support_model.py).
+
+NLI pre-training data (``--nli OWNER/REPO:PATH``, repeated; bench/nli_data.py): the file's
+pairs join the mix as one more set each (``nli:NAME``), ``--nli-per-set`` pairs each, balanced
+as the human sets are; their entailed pairs are drawn from for the hard negatives as well.
+``--edits N``: N edited pairs from SciFact abstracts (``support_data.edited_pairs``: a sentence
+with a number or name supported, the same sentence with one edit not) join as one more set. The
+sources (repository, path, commit) are written to the mix. The v4 model
+(``model/support-v4.json``) was trained on NLI data and SciFact only, every one of the eight
+evaluation sets excluded, so that all eight are out of its training at once:
+
+    .venv/bin/python bench/train_support_model.py --out /tmp/support_v4 \
+        --exclude summedits --exclude wice --exclude factcheck_gpt --exclude lfqa_verification \
+        --exclude begin --exclude qags --exclude climate_fever --exclude healthver \
+        --nli kkalouli/SICK-processing:SICK.txt \
+        --nli Deltaus/sBiMPM:snli_1.0/snli_1.0_dev.jsonl \
+        --nli Deltaus/sBiMPM:snli_1.0/snli_1.0_test.jsonl \
+        --per-set 1400 --nli-per-set 3000 --hard 2500 --freeze 2 --lr 6e-5 --epochs 1
 """
 
 from __future__ import annotations
@@ -50,6 +67,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import nli_data as N
 import support_data as D
 
 from ragjudge.embedding import bundled_model_path
@@ -107,8 +125,15 @@ def tokenizer():
     return Tokenizer.from_file(str(bundled_model_path() / "tokenizer.json"))
 
 
-def sample(items: list[D.Item], per_set: int, hard: int, rng: random.Random) -> tuple[list, dict]:
-    """The training pairs ``[(claim, passage, label, set, kind)]`` and the mix (docstring)."""
+def sample(
+    items: list[D.Item],
+    per_set: int,
+    hard: int,
+    rng: random.Random,
+    sizes: dict[str, int] | None = None,
+) -> tuple[list, dict]:
+    """The training pairs ``[(claim, passage, label, set, kind)]`` and the mix (docstring);
+    ``sizes`` overrides ``per_set`` for the sets it names."""
     by_set: dict[str, list[D.Item]] = {}
     for it in items:
         if it.split == "train":
@@ -119,7 +144,7 @@ def sample(items: list[D.Item], per_set: int, hard: int, rng: random.Random) -> 
     for name in sorted(by_set):
         pos = [i for i in by_set[name] if i.label == 1]
         neg = [i for i in by_set[name] if i.label == 0]
-        half = per_set // 2
+        half = (sizes or {}).get(name, per_set) // 2
         chosen = []
         for group in (pos, neg):
             if not group:
@@ -129,7 +154,7 @@ def sample(items: list[D.Item], per_set: int, hard: int, rng: random.Random) -> 
             chosen.extend(reps)
         positives.extend(i for i in chosen if i.label == 1)
         for it in chosen:
-            pairs.append((it.claim, it.best(), it.label, name, "human"))
+            pairs.append((it.claim, it.best(), it.label, name, it.kind))
         mix[name] = {
             "available_train": len(by_set[name]),
             "available_pos": len(pos),
@@ -200,8 +225,19 @@ def train(args: argparse.Namespace) -> None:
     names = tuple(s for s in D.SETS if s not in set(args.exclude))
     t0 = time.time()
     items = D.load(shared_data(), names)
-    pairs, mix = sample(items, args.per_set, args.hard, rng)
-    meta = {"per_set": args.per_set, "hard": args.hard, "excluded": list(args.exclude), "mix": mix}
+    nli, sources = N.load(args.nli, rng)
+    nli += D.edited_pairs(shared_data(), args.edits, rng) if args.edits else []
+    sizes = {i.set: args.nli_per_set for i in nli}
+    pairs, mix = sample(items + nli, args.per_set, args.hard, rng, sizes)
+    meta = {
+        "per_set": args.per_set,
+        "hard": args.hard,
+        "excluded": list(args.exclude),
+        "nli_sources": [vars(src) for src in sources],
+        "nli_per_set": args.nli_per_set if sources else 0,
+        "edits": args.edits,
+        "mix": mix,
+    }
     run_training(pairs, meta, args, rng, t0)
 
 
@@ -361,6 +397,9 @@ def main() -> None:
         "run that --max-minutes stopped: the schedule depends on the plan only)",
     )
     ap.add_argument("--exclude", action="append", default=[])
+    ap.add_argument("--nli", action="append", default=[], help="OWNER/REPO:PATH (nli_data.py)")
+    ap.add_argument("--nli-per-set", type=int, default=3000)
+    ap.add_argument("--edits", type=int, default=0, help="support_data.edited_pairs")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--export", action="store_true")
     args = ap.parse_args()

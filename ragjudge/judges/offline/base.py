@@ -59,7 +59,7 @@ class OfflineJudge:
         if self.params.support_model is not None:
             from ragjudge.judges.offline.supportmodel import shared_model
 
-            self.version += f".{shared_model().digest}"
+            self.version += f".{shared_model(self.params.support_card).digest}"
         if "xrel" in self.params.models:
             from ragjudge.judges.offline.relevancy import relevancy_cross_encoder
 

@@ -127,6 +127,9 @@ class Params(BaseModel):
     version: str
     description: str = ""
     models: dict[str, LogisticModel]
+    support_card: str = "support.json"
+    """The claim-support model ``xenc`` calibrates: its card in ``supportmodel.MODEL_DIR``
+    (v3: ``support.json``; v4: ``support-v4.json``)."""
     provenance: dict[str, Any] = Field(default_factory=dict)
 
     @model_validator(mode="after")

@@ -94,7 +94,7 @@ def support_matrix(
     """The support of each claim by each chunk (module docstring)."""
     calibration = params.support_model
     if calibration is not None:
-        return _model_support(claims, chunks, calibration, question)
+        return _model_support(claims, chunks, calibration, question, params.support_card)
     return _feature_support(claims, chunks, params.models["support"], cache, question)
 
 
@@ -182,7 +182,11 @@ def _capped(
 
 
 def _model_support(
-    claims: list[str], chunks: list[TextProfile], calibration: LogisticModel, question: str
+    claims: list[str],
+    chunks: list[TextProfile],
+    calibration: LogisticModel,
+    question: str,
+    card: str,
 ) -> Support:
     from ragjudge.judges.offline.supportmodel import shared_model
 
@@ -191,7 +195,7 @@ def _model_support(
         return Support(np.zeros((len(claims), len(chunks))), feats, MODEL_FEATURES)
     given_text = question.strip()
     texts = [f"{given_text} {c.text}" if given_text else c.text for c in chunks]
-    logits, shares = shared_model().chunk_scores(claims, texts)
+    logits, shares = shared_model(card).chunk_scores(claims, texts)
     given = frozenset(stems(question))
     feats[:, :, 0] = logits
     feats[:, :, 1] = shares

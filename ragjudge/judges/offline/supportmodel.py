@@ -189,14 +189,15 @@ def _digest(path: str) -> str:
     return h.hexdigest()[:8]
 
 
-_SHARED: SupportModel | None = None
+_SHARED: dict[str, SupportModel] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_model() -> SupportModel:
-    """The process-wide shipped model (the file is read on first scoring)."""
-    global _SHARED
+def shared_model(card: str = META_FILE.name) -> SupportModel:
+    """The process-wide model of the card ``card`` in ``model/`` (the default: v3's,
+    ``support.json``; ``Params.support_card`` names the one a parameter set was calibrated
+    for); the network is read on first scoring."""
     with _SHARED_LOCK:
-        if _SHARED is None:
-            _SHARED = SupportModel()
-        return _SHARED
+        if card not in _SHARED:
+            _SHARED[card] = SupportModel(MODEL_DIR / card)
+        return _SHARED[card]
