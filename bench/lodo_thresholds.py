@@ -20,10 +20,14 @@ splits (not these test items): its column is in-domain, not a LODO model.
 as two columns: ``NAME``, its raw best-window logit, and ``NAME+ov``, the logistic combination
 of that logit and the word overlap (the form of the shipped calibration) fitted on the OTHER
 seven sets' items (every set and class weighing the same), never on the held-out one; each
-column's cut is chosen as above, and its paired difference to v2 is reported. A model trained
+column's cut is chosen as above, and its paired difference to v2 is reported (to overlap when
+``--base`` leaves v2 out). A model trained
 without any of the eight sets (v4) is out-of-domain for all of them, so these are LODO figures.
 ``--cache FILE`` keeps every method's per-item scores (the v2 pass takes most of the time) and
-reuses them when the items (``--items``, ``--seed``) are the same.
+reuses them when the items (``--items``, ``--seed``) are the same. ``--base`` chooses the
+columns of v2, v3 and overlap (v2 and overlap are needed for the differences and the
+"below overlap" count). ``--score-only`` fills the cache and stops (to score models in
+parallel processes, one cache each, merged afterwards).
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ def score_all(args: argparse.Namespace) -> tuple[dict, dict]:
         if old.get("key") == key:
             cache = old
     models = dict(m.split("=", 1) for m in args.model)
-    base = [m for m in BASE if not (m == "v3" and args.no_v3)]
+    base = args.base.split(",")
     todo = [m for m in (*base, *models) if m not in cache["scores"]]
     if todo:
         shipped = SupportModel()
@@ -121,12 +125,15 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--cache", type=Path, help="per-item scores, reused (docstring)")
     ap.add_argument("--model", action="append", default=[], help="NAME=CARD.json (docstring)")
-    ap.add_argument("--no-v3", action="store_true", help="leave out the in-domain v3 column")
+    ap.add_argument("--score-only", action="store_true", help="fill --cache, print nothing")
+    ap.add_argument("--base", default=",".join(BASE), help="of v2,v3,overlap (v3: in-domain)")
     args = ap.parse_args()
 
     ys, all_scores = score_all(args)
+    if args.score_only:
+        return
     models = [m.split("=", 1)[0] for m in args.model]
-    base = [m for m in BASE if m in all_scores and not (m == "v3" and args.no_v3)]
+    base = [m for m in args.base.split(",") if m in all_scores]
     methods = [*base, *models, *(f"{m}+ov" for m in models)]
     scores = {m: all_scores[m] for m in (*base, *models)}
     # per held-out set: the cut of every method on the other sets (a +ov column is refitted)
@@ -137,6 +144,7 @@ def main() -> None:
             fold_scores[name][f"{m}+ov"] = combo_scores(name, ys, scores[m], scores["overlap"])
     rows: dict[str, dict] = {}
     rng = np.random.default_rng(args.seed)
+    ref = "v2" if "v2" in methods else "overlap"  # the paired differences' reference
     diffed = [m for m in methods if m not in ("v2", "overlap")]
     for name in D.LODO_SETS:
         y = ys[name]
@@ -150,12 +158,12 @@ def main() -> None:
             vals = [bacc(y[i], s[i], cuts[m]) for i in idx]
             row[m] = [bacc(y, s, cuts[m]), *np.percentile(vals, [2.5, 97.5]).tolist()]
             row[f"{m}_cut"] = cuts[m]
-        v2 = fs["v2"][name]
+        v2 = fs[ref][name]
         for m in diffed:
             s = fs[m][name]
-            d = [bacc(y[i], s[i], cuts[m]) - bacc(y[i], v2[i], cuts["v2"]) for i in idx]
-            row[f"{m}_minus_v2"] = [
-                row[m][0] - row["v2"][0],
+            d = [bacc(y[i], s[i], cuts[m]) - bacc(y[i], v2[i], cuts[ref]) for i in idx]
+            row[f"{m}_minus_ref"] = [
+                row[m][0] - row[ref][0],
                 *np.percentile(d, [2.5, 97.5]).tolist(),
             ]
         rows[name] = row
@@ -170,13 +178,13 @@ def main() -> None:
             if not 0 < y[i].sum() < len(i):
                 continue
             r, fs = rows[name], fold_scores[name]
-            base = bacc(y[i], fs["v2"][name][i], r["v2_cut"])
+            base = bacc(y[i], fs[ref][name][i], r[f"{ref}_cut"])
             for m in diffed:
                 per[m].append(bacc(y[i], fs[m][name][i], r[f"{m}_cut"]) - base)
         for m in diffed:
             diffs[m].append(float(np.mean(per[m])))
     mean_diff = {
-        m: [means[m] - means["v2"], *np.percentile(diffs[m], [2.5, 97.5]).tolist()] for m in diffed
+        m: [means[m] - means[ref], *np.percentile(diffs[m], [2.5, 97.5]).tolist()] for m in diffed
     }
     below = {
         m: [n for n in rows if rows[n][m][0] < rows[n]["overlap"][0]]
@@ -188,6 +196,7 @@ def main() -> None:
         "methods": methods,
         "rows": rows,
         "means": means,
+        "reference": ref,
         "mean_diff": mean_diff,
         "below_overlap": below,
     }
@@ -204,13 +213,13 @@ def table(out: dict) -> str:
     methods = out["methods"]
     diffed = list(out["mean_diff"])
     head = [f"{m} BA" if m != "v3" else "v3 BA (in-domain)" for m in methods]
-    head += [f"{m} - v2" for m in diffed]
+    head += [f"{m} - {out['reference']}" for m in diffed]
     lines = [
         "| held-out set | n | supported | " + " | ".join(head) + " |",
         "|---|---:|---:|" + "---|" * len(head),
     ]
     for name, r in out["rows"].items():
-        cells = [cell(r[m]) for m in methods] + [cell(r[f"{m}_minus_v2"]) for m in diffed]
+        cells = [cell(r[m]) for m in methods] + [cell(r[f"{m}_minus_ref"]) for m in diffed]
         lines.append(f"| {name} | {r['n']} | {r['supported']:.2f} | " + " | ".join(cells) + " |")
     m = out["means"]
     cells = [f"{m[k]:.3f}" for k in methods] + [cell(out["mean_diff"][k]) for k in diffed]

@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 
+from ragjudge.errors import ConfigError
 from ragjudge.judges.offline import (
     OfflineCompletenessJudge,
     OfflineContextRecallJudge,
@@ -129,3 +130,11 @@ def test_params_refuse_an_unknown_model_or_wrong_calibration_features() -> None:
     bad = dict(xenc, features=["xenc_logit", "other"])
     with pytest.raises(ValueError, match="model 'xenc' has features"):
         Params.model_validate(dict(raw, models=raw["models"] | {"xenc": bad}))
+
+
+def test_params_name_the_model_card_they_calibrate() -> None:
+    assert V3.support_card == "support.json"
+    assert shared_model(V3.support_card) is shared_model()
+    other = V3.model_copy(update={"support_card": "no-such-card.json"})
+    with pytest.raises(ConfigError, match=r"no-such-card\.json"):
+        OfflineFaithfulnessJudge(params=other)
