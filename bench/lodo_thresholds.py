@@ -5,7 +5,7 @@ held-out one.
 
     .venv/bin/python bench/lodo_thresholds.py --items 80 --json lodo_thresholds.json
     .venv/bin/python bench/lodo_thresholds.py --items 80 --json lodo_thresholds.json \
-        --cache lodo_scores.json --model v4=ragjudge/judges/offline/model/support-v4.json
+        --cache lodo_scores.json --model v4=/tmp/support_v4/support.int8.onnx
 
 Items: for each set of ``support_data.LODO_SETS``, a seeded sample of ``--items`` test-split
 items (``support_eval.sample_test``; SummEdits as whole summaries), scored as in
@@ -16,7 +16,8 @@ bootstrap interval (1,000 resamples of items); the mean over sets; and per set t
 difference v3 - v2 with its interval (the same resamples). The v3 model saw these sets' train
 splits (not these test items): its column is in-domain, not a LODO model.
 
-``--model NAME=CARD`` (repeated) adds a claim-support model (``supportmodel.ModelCard`` file)
+``--model NAME=CARD`` (repeated) adds a claim-support model (a ``supportmodel.ModelCard`` file,
+or a training run's ONNX file, read with the default card)
 as two columns: ``NAME``, its raw best-window logit, and ``NAME+ov``, the logistic combination
 of that logit and the word overlap (the form of the shipped calibration) fitted on the OTHER
 seven sets' items (every set and class weighing the same), never on the held-out one; each
@@ -46,7 +47,7 @@ import support_data as D
 import support_eval as E
 
 from ragjudge.judges.offline.params import MODEL_PARAMS, load_params
-from ragjudge.judges.offline.supportmodel import SupportModel
+from ragjudge.judges.offline.supportmodel import ModelCard, SupportModel
 
 BASE = ("v2", "v3", "overlap")
 
@@ -76,6 +77,17 @@ def combo_scores(held: str, ys: dict, logit: dict, ov: dict) -> dict[str, np.nda
     return {n: lr.predict_proba(np.c_[logit[n], ov[n]])[:, 1] for n in ys}
 
 
+def support_model(path: Path) -> SupportModel:
+    """A model card, or an ONNX file run with the default card (a training run's export)."""
+    if path.suffix != ".onnx":
+        return SupportModel(path)
+    import tempfile
+
+    import fit_support_model as F
+
+    return F.model_for(path, ModelCard(), Path(tempfile.mkdtemp(prefix="lodo_model_")))
+
+
 def score_all(args: argparse.Namespace) -> tuple[dict, dict]:
     """Labels and per-item scores of every method (``--cache`` reused when it matches)."""
     key = {"items": args.items, "seed": args.seed}
@@ -103,7 +115,7 @@ def score_all(args: argparse.Namespace) -> tuple[dict, dict]:
                 elif m == "v2":
                     s = E.v2_scores(its)
                 else:
-                    model = shipped if m == "v3" else SupportModel(models[m])
+                    model = shipped if m == "v3" else support_model(Path(models[m]))
                     c = model.card
                     s = E.model_scores(its, model.logits, c.top_windows, c.min_overlap)
                     if m == "v3":
@@ -124,7 +136,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--cache", type=Path, help="per-item scores, reused (docstring)")
-    ap.add_argument("--model", action="append", default=[], help="NAME=CARD.json (docstring)")
+    ap.add_argument("--model", action="append", default=[], help="NAME=CARD.json or .onnx")
     ap.add_argument("--score-only", action="store_true", help="fill --cache, print nothing")
     ap.add_argument("--base", default=",".join(BASE), help="of v2,v3,overlap (v3: in-domain)")
     args = ap.parse_args()

@@ -34,9 +34,10 @@ pairs join the mix as one more set each (``nli:NAME``), ``--nli-per-set`` pairs 
 as the human sets are; their entailed pairs are drawn from for the hard negatives as well.
 ``--edits N``: N edited pairs from SciFact abstracts (``support_data.edited_pairs``: a sentence
 with a number or name supported, the same sentence with one edit not) join as one more set. The
-sources (repository, path, commit) are written to the mix. The v4 model
-(``model/support-v4.json``) was trained on NLI data and SciFact only, every one of the eight
-evaluation sets excluded, so that all eight are out of its training at once:
+sources (repository, path, commit) are written to the mix. The
+NLI-pretrained candidate of 2026-12-06 (measured, not shipped: docs/benchmarks.md, "An
+NLI-pretrained successor") was trained on NLI data, edited pairs and SciFact only, every one of
+the eight evaluation sets excluded, so that all eight are out of its training at once:
 
     .venv/bin/python bench/train_support_model.py --out /tmp/support_v4 \
         --exclude summedits --exclude wice --exclude factcheck_gpt --exclude lfqa_verification \
@@ -44,7 +45,9 @@ evaluation sets excluded, so that all eight are out of its training at once:
         --nli kkalouli/SICK-processing:SICK.txt \
         --nli Deltaus/sBiMPM:snli_1.0/snli_1.0_dev.jsonl \
         --nli Deltaus/sBiMPM:snli_1.0/snli_1.0_test.jsonl \
-        --per-set 1400 --nli-per-set 3000 --hard 2500 --freeze 2 --lr 6e-5 --epochs 1
+        --nli zbokaee/NLU-with-BERT:dev_matched.tsv \
+        --edits 500 --per-set 250 --nli-per-set 400 --hard 250 --freeze 4 --max-len 96 \
+        --lr 1e-4 --epochs 1
 """
 
 from __future__ import annotations
