@@ -10,6 +10,8 @@ import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from ragjudge.llm import LLMClient
 from ragjudge.schema import PromptRef
 from ragjudge.testing.faults import FaultPlan
@@ -73,3 +75,20 @@ def test_one_client_serves_two_event_loops_at_once(fake_llm: FakeLLMServer) -> N
         answered = list(pool.map(lambda tag: asyncio.run(calls(tag)), ["a", "b"]))
     assert answered == [[True] * 20, [True] * 20]
     assert len(fake_llm.chat_requests()) == 40
+
+
+async def test_the_proxy_of_the_environment_is_used(
+    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``HTTP(S)_PROXY`` reaches the transport as with httpx's own (a team behind a proxy):
+    the endpoint's host does not resolve, so only the proxy (the scripted server, which
+    serves the absolute-form request it is sent) can answer."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", fake_llm.base_url.rsplit("/v1", 1)[0])
+    before = len(fake_llm.chat_requests())
+    async with LLMClient.from_env(
+        base_url="http://llm.invalid/v1", api_key="sk-x", model="m", cache=False, max_attempts=1
+    ) as client:
+        res = await client.chat([{"role": "user", "content": "hi"}], prompt=P)
+    assert len(fake_llm.chat_requests()) == before + 1, res.error

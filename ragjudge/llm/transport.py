@@ -10,7 +10,9 @@ timeout; here only a real timeout is a timeout, a refused or failed connect is
 ``httpx.ConnectError`` and a connection lost mid-request ``httpx.RemoteProtocolError`` (the
 SDK's ``APIConnectionError``). And a session is closed with the event loop that made it
 (``closing_with_loop``), so that a client nobody closed leaves no "Unclosed client session"
-warning behind. Credentials in a base URL are not sent in the URL (as with httpcore).
+warning behind. Credentials in a base URL are not sent in the URL (as with httpcore). And the
+session trusts the environment as httpx does (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``),
+which ``httpx_aiohttp``'s own session does not.
 """
 
 from __future__ import annotations
@@ -56,7 +58,15 @@ class _Body(httpx.AsyncByteStream):
 
 
 class Transport(AiohttpTransport):
-    """``httpx_aiohttp``'s transport with httpx's classification of failures."""
+    """``httpx_aiohttp``'s transport with httpx's classification of failures and its proxies."""
+
+    def get_client(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(
+            keepalive_timeout=self.limits.keepalive_expiry,
+            ssl=self.ssl_context,
+            limit=self.limits.max_connections or 0,
+        )
+        return aiohttp.ClientSession(connector=connector, trust_env=True)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.userinfo:
