@@ -103,6 +103,7 @@ def test_the_other_settings_follow_it_too(clean: Path, monkeypatch: pytest.Monke
 
 
 def test_where_the_file_is_found(clean: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ragjudge.llm.settings import endpoint_env
     from ragjudge.userconfig import config_path
 
     assert config_path() is None and not LLMSettings.configured()
@@ -110,6 +111,8 @@ def test_where_the_file_is_found(clean: Path, monkeypatch: pytest.MonkeyPatch) -
     assert config_path() == in_home and LLMSettings.from_env().model == "home"
     write(clean / "ragjudge.toml", '[llm]\nmodel = "cwd"\nbase_url = "http://127.0.0.1:9/v1"\n')
     assert LLMSettings.from_env().model == "cwd" and LLMSettings.configured()
+    # a Ray worker, in whatever folder, is handed the same file
+    assert endpoint_env()["RAGJUDGE_CONFIG"] == str((clean / "ragjudge.toml").resolve())
     named = write(clean / "elsewhere.toml", '[llm]\nmodel = "named"\n')
     monkeypatch.setenv("RAGJUDGE_CONFIG", str(named))
     assert LLMSettings.from_env().model == "named"
