@@ -6,8 +6,9 @@ does), runs the first N demo items through the five LLM judges with ragjudge's d
 ``RAGJUDGE_MAX_TOKENS=384``: the server's window is 2048 tokens) from a cold cache and a
 fresh home, at each ``--concurrency``, and prints per run: samples/s (a sample = one item
 through all five judges), chat calls/s the server answered, this process's CPU per sample, the
-structured-output mode ``auto`` chose and each judge's coverage (decided / called). The peer,
-measured in the same run on the same server and items: ragas 0.4.3's faithfulness
+structured-output mode ``auto`` chose, the failed HTTP attempts by kind and each judge's
+coverage (decided / called). The peer, measured in the same run on the same server and items:
+ragas 0.4.3's faithfulness
 (collections API, ``llm_factory`` on an ``AsyncOpenAI`` client), with the ratio of ragjudge's
 samples/s to it (ragjudge's faithfulness alone, at concurrency 1).
 
@@ -54,6 +55,12 @@ def run_ragjudge(
         calls = server.chat_posts() - calls0
         ledgers = {id(j.client.ledger): j.client.ledger for j in built}  # type: ignore[attr-defined]
         modes = Counter(e.mode for lg in ledgers.values() for e in lg.calls() if e.mode)
+        failed = Counter(
+            e.error_kind or str(e.status)
+            for lg in ledgers.values()
+            for e in lg.attempts()
+            if e.error_kind or (e.status or 200) >= 400
+        )
     coverage = {}
     for name, rs in results.items():
         called = [r for r in rs if r.status not in NO_CALL]
@@ -64,6 +71,7 @@ def run_ragjudge(
         "cpu": cpu,
         "calls": calls,
         "modes": dict(modes),
+        "failed": dict(failed),
         "coverage": coverage,
         "statuses": {n: dict(Counter(r.status.value for r in rs)) for n, rs in results.items()},
     }
@@ -77,6 +85,10 @@ def run_ragas_faithfulness(
     from openai import AsyncOpenAI
     from ragas.llms import llm_factory
     from ragas.metrics.collections import Faithfulness
+
+    from ragjudge.llm.settings import error_text
+
+    errors: list[str] = []
 
     async def main() -> tuple[list[float], float, float]:
         client = AsyncOpenAI(base_url=base_url, api_key="sk-no-key-required", max_retries=0)
@@ -92,7 +104,8 @@ def run_ragas_faithfulness(
                         retrieved_contexts=row["contexts"],
                     )
                     return float(res.value)
-                except Exception:
+                except Exception as exc:
+                    errors.append(" ".join(error_text(exc, 400).split())[:160])
                     return float("nan")
 
         t0, cpu0 = time.perf_counter(), time.process_time()
@@ -103,7 +116,8 @@ def run_ragas_faithfulness(
         return vals, time.perf_counter() - t0, time.process_time() - cpu0
 
     vals, wall, cpu = asyncio.run(main())
-    return {"wall": wall, "cpu": cpu, "scored": sum(v == v for v in vals), "n": len(vals)}
+    scored = sum(v == v for v in vals)
+    return {"wall": wall, "cpu": cpu, "scored": scored, "n": len(vals), "errors": errors}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -139,7 +153,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"ragjudge {label:>12} c={c}: {len(items) / r['wall']:.3f} samples/s, "
                 f"{r['calls'] / r['wall']:.3f} calls/s ({r['calls']} calls, "
                 f"{r['wall']:.1f} s), client CPU {1000 * r['cpu'] / len(items):.0f} ms/sample, "
-                f"modes {r['modes']}, coverage {r['coverage']}",
+                f"modes {r['modes']}, failed attempts {r['failed']}, coverage {r['coverage']}",
                 flush=True,
             )
         calls0 = server.chat_posts()
@@ -149,7 +163,8 @@ def main(argv: list[str] | None = None) -> None:
             f"ragas 0.4.3 faithfulness c=1: {len(items) / peer['wall']:.3f} samples/s, "
             f"{peer_calls / peer['wall']:.3f} calls/s ({peer_calls} calls, {peer['wall']:.1f} s), "
             f"client CPU {1000 * peer['cpu'] / len(items):.0f} ms/sample, "
-            f"scored {peer['scored']}/{peer['n']}",
+            f"scored {peer['scored']}/{peer['n']}; first error: "
+            f"{peer['errors'][0] if peer['errors'] else 'none'}",
             flush=True,
         )
         base = next(r for name, r in rows if name == "ragjudge faithfulness, concurrency 1")
