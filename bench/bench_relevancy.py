@@ -81,7 +81,9 @@ def _items(question_answers: list[tuple[str, str]]) -> list[JudgeInput]:
 
 def measure(judge: Any, root: Path) -> dict[str, Any]:
     def scores(qa: list[tuple[str, str]]) -> list[float]:
-        return [score(r) for r in run(judge, _items(qa))]
+        items = _items(qa)
+        judge.prepare(items)  # encode every text in one batch, as runners do
+        return [score(r) for r in run(judge, items)]
 
     out: dict[str, Any] = {}
     ar = [

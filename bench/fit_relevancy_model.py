@@ -6,13 +6,15 @@
 to ``ragjudge/judges/offline/model/relevancy.onnx`` and writes the card ``relevancy.json``
 (the run's ``mix.json``: data, seed, command; and the figures below).
 
-Calibration (``fit.fit_params`` on the answer-relevancy rows of bench/fit_offline_judges.py,
-dev parts only: SQuAD dev articles ``squad_rows`` and WikiEval answer-relevance dev answers,
-each source weighing the same, ``balanced``; HaluQuestQA is left out: its labels mark a span
-anywhere in a long answer, and its answers take minutes to encode): ``xrel`` = sigmoid(a *
-the cross-encoder's logit + c * the feature model's logit + b), a, c >= 0, shrunk towards the
-feature model alone (a = 0, c = 1). The SQuAD dev rows are the articles the cross-encoder was
-trained on, so its logit is over-confident there; WikiEval was not trained on.
+Calibration (``fit.featurise`` and ``fit.fit_logistic`` on the answer-relevancy rows of
+bench/fit_offline_judges.py, dev parts only: SQuAD dev articles ``squad_rows`` and WikiEval
+answer-relevance dev answers, each source weighing the same, ``balanced``; HaluQuestQA is left
+out: its labels mark a span anywhere in a long answer, and its answers take minutes to
+encode): ``xrel`` = sigmoid(a * the cross-encoder's logit + c * the feature model's logit + b),
+a, c >= 0, shrunk towards zero, lambda by grouped CV. (Shrunk towards the feature model alone,
+a = 0 and c = 1, the one-standard-error rule kept that prior: CV log loss 0.5279 against
+0.5282.) The SQuAD dev rows are the articles the cross-encoder was trained on, so its logit is
+over-confident there; WikiEval was not trained on.
 Its cross-validated figures are printed; ``--write`` puts ``xrel`` into ``params/v2.json`` and
 ``params/v3.json`` (every other key unchanged) or, with ``--out FILE``, writes v2 plus ``xrel``
 there instead, to be measured first (bench/bench_relevancy.py).
@@ -36,10 +38,11 @@ from fit_offline_judges import (
 )
 
 from ragjudge.home import state_path
+from ragjudge.judges.offline import OfflineAnswerRelevancyJudge
 from ragjudge.judges.offline import labelsets as L
 from ragjudge.judges.offline.embed import EmbeddingCache
-from ragjudge.judges.offline.features import XREL_FEATURES
-from ragjudge.judges.offline.fit import fit_params
+from ragjudge.judges.offline.features import FEATURE_SIGNS, XREL_FEATURES
+from ragjudge.judges.offline.fit import featurise, fit_logistic
 from ragjudge.judges.offline.params import (
     DEFAULT_PARAMS,
     MODEL_PARAMS,
@@ -48,6 +51,7 @@ from ragjudge.judges.offline.params import (
 )
 from ragjudge.judges.offline.relevancy import RELEVANCY_META
 from ragjudge.judges.offline.supportmodel import PairCard
+from ragjudge.schema import JudgeInput
 
 PRIOR = LogisticModel(
     features=list(XREL_FEATURES),
@@ -76,17 +80,30 @@ def calibrate() -> LogisticModel:
     }
     base = load_params(DEFAULT_PARAMS)
     base = base.model_copy(update={"models": {**base.models, "xrel": PRIOR}})
+    rows = balanced(sources)
     enc = DiskEncoder(state_path("bench", "offline_embeddings"))
+    cache = EmbeddingCache(enc, max_items=10_000_000)
     try:
-        fitted = fit_params(
-            balanced(sources),
-            version="v2",
-            base=base,
-            cache=EmbeddingCache(enc, max_items=10_000_000),
+        # encode every text the features need in one batch (the judge's dry pass lists them)
+        OfflineAnswerRelevancyJudge(params=base, cache=cache).prepare(
+            [
+                JudgeInput(id=str(i), question=r.question, answer=r.answer, contexts=[])
+                for i, r in enumerate(rows)
+            ]
         )
+        d = featurise(rows, base, cache)["xrel"]
     finally:
         enc.save()
-    model = fitted.models["xrel"]
+    model = fit_logistic(
+        d.x,
+        d.y,
+        XREL_FEATURES,
+        groups=d.groups,
+        weights=d.weights,
+        signs=FEATURE_SIGNS["xrel"],
+        decision=False,
+        fitted_on=f"{len(d.y)} labelled rows",
+    )
     print(f"xrel: coef {model.coef} intercept {model.intercept:.3f} cv {model.cv}")
     return model.model_copy(
         update={
