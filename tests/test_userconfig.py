@@ -205,3 +205,16 @@ def test_judge_flag_env_and_file_reach_the_endpoint(
         monkeypatch.setenv("RAGJUDGE_MAX_CONCURRENCY", "2")
         assert run("b") == 2  # the environment beats the file; the unset flag does not
         assert run("c", "--concurrency", "4") == 4  # the flag beats both
+
+
+def test_the_file_takes_what_each_variable_takes() -> None:
+    """The tables accept the values their variables accept: the judges' precisions, and every
+    ``LLMSettings`` field but the key (plus the cache's location)."""
+    from typing import get_args
+
+    from ragjudge.embedding import PRECISIONS
+    from ragjudge.userconfig import JudgesTable, LLMTable
+
+    choices, _none = get_args(JudgesTable.model_fields["precision"].annotation)
+    assert set(get_args(choices)) == set(PRECISIONS)
+    assert set(LLMTable.model_fields) - {"cache_url"} == set(LLMSettings.model_fields) - {"api_key"}
