@@ -117,6 +117,8 @@ def onnx_session(path: Path) -> Any:
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     opts.intra_op_num_threads = min(2, os.cpu_count() or 1)
+    # idle pool threads sleep instead of spinning: a spin burns a core other work needs
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
