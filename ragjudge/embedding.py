@@ -159,18 +159,22 @@ class OnnxJudgeEncoder:
 
     The sentence-transformers pipeline's maths: WordPiece (the bundled fast tokenizer) truncated
     at ``MAX_SEQ_LENGTH``, mean pooling of the last hidden states over the attention mask, L2
-    normalisation. Texts are sorted by token length and run in batches of ``batch_size``, each
-    padded to its own longest text. Its ``name`` (``+onnx``) keeps its vectors in their own
-    cache file.
+    normalisation. Texts are sorted by token length and run in batches of at most
+    ``batch_size`` texts and ``batch_tokens`` padded word pieces, each padded to its own longest
+    text (long texts in small batches: their attention tensors stay small). Its ``name``
+    (``+onnx``) keeps its vectors in their own cache file.
     """
 
-    def __init__(self, path: Path | None = None, *, batch_size: int = 64) -> None:
+    def __init__(
+        self, path: Path | None = None, *, batch_size: int = 64, batch_tokens: int = 2048
+    ) -> None:
         _offline()
         self.path = path or JUDGE_ONNX_FILE
         if not self.path.is_file():
             raise ConfigError(f"the judges' encoder is missing: {self.path}")
         self.name = BUNDLED_MODEL_NAME + ONNX_SUFFIX
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self._tokenizer = bundled_tokenizer(MAX_SEQ_LENGTH)
         self._session = onnx_session(self.path)
         self._lock = threading.Lock()
@@ -181,10 +185,21 @@ class OnnxJudgeEncoder:
             return out
         with self._lock:  # the tokenizer's settings are shared state
             encs = self._tokenizer.encode_batch(list(texts))
-        order = np.argsort([len(e.ids) for e in encs], kind="stable")
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            width = max(len(encs[i].ids) for i in idx)
+        lengths = [len(e.ids) for e in encs]
+        order = np.argsort(lengths, kind="stable")
+        start = 0
+        while start < len(order):
+            # a batch: up to batch_size texts and at most batch_tokens padded word pieces
+            stop = start + 1
+            while (
+                stop < len(order)
+                and stop - start < self.batch_size
+                and (stop - start + 1) * lengths[order[stop]] <= self.batch_tokens
+            ):
+                stop += 1
+            idx = order[start:stop]
+            start = stop
+            width = lengths[idx[-1]]
             ids = np.zeros((len(idx), width), dtype=np.int64)
             mask = np.zeros_like(ids)
             for row, i in enumerate(idx):
