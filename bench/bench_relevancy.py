@@ -54,8 +54,7 @@ from ragjudge.judges.offline import OfflineAnswerRelevancyJudge  # noqa: E402
 from ragjudge.judges.offline import labelsets as L  # noqa: E402
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS, load_params  # noqa: E402
-from ragjudge.judges.offline.relevancy import RELEVANCY_META  # noqa: E402
-from ragjudge.judges.offline.supportmodel import PairModel  # noqa: E402
+from ragjudge.judges.offline.supportmodel import RELEVANCY_META, PairModel  # noqa: E402
 from ragjudge.schema import JudgeInput  # noqa: E402
 
 HELD_OUT_ABSTENTIONS = (

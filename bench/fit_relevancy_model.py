@@ -49,8 +49,7 @@ from ragjudge.judges.offline.params import (
     LogisticModel,
     load_params,
 )
-from ragjudge.judges.offline.relevancy import RELEVANCY_META
-from ragjudge.judges.offline.supportmodel import PairCard
+from ragjudge.judges.offline.supportmodel import RELEVANCY_META, PairCard
 from ragjudge.schema import JudgeInput
 
 PRIOR = LogisticModel(

@@ -61,7 +61,7 @@ class OfflineJudge:
 
             self.version += f".{shared_model(self.params.support_card).digest}"
         if "xrel" in self.params.models:
-            from ragjudge.judges.offline.relevancy import relevancy_cross_encoder
+            from ragjudge.judges.offline.supportmodel import relevancy_cross_encoder
 
             self.version += f".r{relevancy_cross_encoder().digest}"
 

@@ -20,7 +20,7 @@ A ``Params`` file holds one logistic model per decision the judges make:
   logistic form on the model's best-window logit and the claim's word overlap with the chunk's
   best window (``XENC_FEATURES``). When it is present, the support decisions use the model
   (``support.support_matrix``) and ``support`` is kept only for parameters without it;
-- ``xrel`` (optional): answer relevancy read by the relevancy cross-encoder (``relevancy.
+- ``xrel`` (optional): answer relevancy read by the relevancy cross-encoder (``supportmodel.
   relevancy_cross_encoder``): the same logistic form on its logit for (question, answer) and
   the logit of the feature model (``relevancy`` / ``short_relevancy``) for the answer
   (``XREL_FEATURES``). When it is present it gives every answer's relevancy.

@@ -26,8 +26,6 @@ answer and scores 1; any other answer to such a question scores 0).
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import numpy as np
 
 from ragjudge.judges.offline.base import OfflineJudge
@@ -36,11 +34,9 @@ from ragjudge.judges.offline.features import relevancy_features
 from ragjudge.judges.offline.params import Params
 from ragjudge.judges.offline.segment import claims as segment_claims
 from ragjudge.judges.offline.segment import is_non_committal, strip_citations, terse_answer
-from ragjudge.judges.offline.supportmodel import MODEL_DIR, PairModel
+from ragjudge.judges.offline.supportmodel import relevancy_cross_encoder
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
-
-RELEVANCY_META = MODEL_DIR / "relevancy.json"
 
 
 def abstains(answer: str) -> bool:
@@ -60,12 +56,6 @@ def relevancy_model(answer: str, params: Params) -> str:
     if "short_relevancy" in params.models and terse_answer(answer):
         return "short_relevancy"
     return "relevancy"
-
-
-@lru_cache(maxsize=1)
-def relevancy_cross_encoder() -> PairModel:
-    """The process-wide shipped relevancy cross-encoder (read on first scoring)."""
-    return PairModel(RELEVANCY_META)
 
 
 def relevancy_signals(

@@ -24,7 +24,7 @@ in their version, so a new model never serves stale cached results.
 
 ``PairModel`` is what any shipped cross-encoder of this kind shares (its card, the lazy
 onnxruntime session, batched and cached ``logits`` of text pairs, the digest); the answer
-relevancy model (``relevancy.relevancy_cross_encoder``) is one too.
+relevancy model (``relevancy_cross_encoder``) is one too.
 """
 
 from __future__ import annotations
@@ -201,3 +201,14 @@ def shared_model(card: str = META_FILE.name) -> SupportModel:
         if card not in _SHARED:
             _SHARED[card] = SupportModel(MODEL_DIR / card)
         return _SHARED[card]
+
+
+RELEVANCY_META = MODEL_DIR / "relevancy.json"
+"""The card of the relevancy cross-encoder that parameters with ``xrel`` read (not shipped:
+``bench/fit_relevancy_model.py --install`` puts one here)."""
+
+
+@lru_cache(maxsize=1)
+def relevancy_cross_encoder() -> PairModel:
+    """The process-wide relevancy cross-encoder (read on first scoring)."""
+    return PairModel(RELEVANCY_META)
