@@ -69,7 +69,6 @@ from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.features import profile, stems  # noqa: E402
 from ragjudge.judges.offline.fit import LabelRow, refit  # noqa: E402
 from ragjudge.judges.offline.params import (  # noqa: E402
-    MODEL_PARAMS,
     PARAMS_DIR,
     PRIOR_PARAMS,
     LogisticModel,
@@ -770,7 +769,7 @@ def main() -> None:
                 print(f"fit {name:10s} {m.cv}")
             if args.write:
                 params.save(PARAMS_DIR / "v2.json")
-                for path in (MODEL_PARAMS, PARAMS_DIR / "v4.json"):  # the model calibrations
+                for path in sorted(PARAMS_DIR.glob("v[3-9]*.json")):  # model calibrations
                     raw = json.loads(path.read_text())  # raw: v2's part may be outdated
                     xenc = LogisticModel.model_validate(raw["models"]["xenc"])
                     card = raw.get("support_card", "support.json")
