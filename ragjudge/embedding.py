@@ -8,8 +8,9 @@ Vectors are L2-normalised float32, so a dot product is the cosine similarity.
 the same model exported to ONNX with its weights stored in float16 and computed in float32
 (``OnnxJudgeEncoder``, the file ``judges/offline/model/encoder.onnx`` shipped in the package,
 made by bench/export_judge_encoder.py), run with ONNX Runtime: no torch import, vectors at
-cosine >= 0.99999 to the fp32 ones, and about 2x faster than torch's bfloat16 autocast on short
-texts (bench/bench_offline_judges.py prints both figures). ``RAGJUDGE_JUDGE_PRECISION`` =
+cosine >= 0.99999 to the fp32 ones, so the same scores on every CPU; a cold judged item 1.46x
+faster than on torch fp32, about 10 % slower than torch's bfloat16 autocast on a CPU with
+native bfloat16 (bench/bench_offline_judges.py prints these figures). ``RAGJUDGE_JUDGE_PRECISION`` =
 ``auto`` (default) | ``onnx`` | ``bf16`` | ``fp32`` overrides the choice: ``bf16`` is the model
 under torch's CPU bfloat16 autocast (``Bf16Encoder``), ``fp32`` the plain model.
 Retrieval and generation keep fp32 (``load_encoder()``), so their indexes and figures do not move.

@@ -13,9 +13,14 @@ import os
 from pathlib import Path
 
 
+def home_path() -> Path:
+    """Where the state folder is (module docstring), without creating it."""
+    return Path(os.environ.get("RAGJUDGE_HOME") or Path.cwd() / ".ragjudge")
+
+
 def home() -> Path:
     """The state folder, created on first use."""
-    root = Path(os.environ.get("RAGJUDGE_HOME") or Path.cwd() / ".ragjudge")
+    root = home_path()
     root.mkdir(parents=True, exist_ok=True)
     return root
 

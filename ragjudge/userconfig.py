@@ -36,6 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ragjudge.errors import ConfigError
+from ragjudge.home import home_path
 
 CONFIG_ENV = "RAGJUDGE_CONFIG"
 FILE_NAME = "ragjudge.toml"
@@ -104,8 +105,7 @@ def config_path() -> Path | None:
         if not path.is_file():
             raise ConfigError(f"{CONFIG_ENV}={given}: no such file; fix the path or unset it")
         return path
-    home = Path(os.environ.get("RAGJUDGE_HOME") or Path.cwd() / ".ragjudge")
-    for path in (Path.cwd() / FILE_NAME, home / FILE_NAME):
+    for path in (Path.cwd() / FILE_NAME, home_path() / FILE_NAME):
         if path.is_file():
             return path
     return None
