@@ -17,9 +17,6 @@ disk as bench/fit_offline_judges.py caches them. Figures per parameter file:
   on): Spearman of score against label, and the scores of its answers labelled 5, lowest first.
 - Two probes on the demo's question "When was the Greyhaven Rock Lighthouse first lit?": a
   direct answer and an on-topic two-sentence text that does not answer it.
-- With ``xrel`` in the parameters: the cross-encoder's cost per answer, one pair per call as
-  the judge calls it (the session loaded first), median over the SQuAD held-out direct answers
-  (``xrel_ms_per_answer``).
 """
 
 from __future__ import annotations
@@ -54,7 +51,6 @@ from ragjudge.judges.offline import OfflineAnswerRelevancyJudge  # noqa: E402
 from ragjudge.judges.offline import labelsets as L  # noqa: E402
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
 from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS, load_params  # noqa: E402
-from ragjudge.judges.offline.supportmodel import RELEVANCY_META, PairModel  # noqa: E402
 from ragjudge.schema import JudgeInput  # noqa: E402
 
 HELD_OUT_ABSTENTIONS = (
@@ -124,15 +120,6 @@ def measure(judge: Any, root: Path) -> dict[str, Any]:
     out["demo_n"] = len(demo)
     ps = scores([(GREYHAVEN, a) for a in PROBES.values()])
     out["probes"] = {k: round(s, 3) for k, s in zip(PROBES, ps, strict=True)}
-    if "xrel" in judge.params.models:
-        model = PairModel(RELEVANCY_META)  # its own pair cache: every pair is scored
-        model.logits([("warm", "up")])
-        times = []
-        for q, a, *_ in sq:
-            t0 = time.perf_counter()
-            model.logits([(q, a)])
-            times.append(time.perf_counter() - t0)
-        out["xrel_ms_per_answer"] = round(1000 * float(np.median(times)), 2)
     return out
 
 

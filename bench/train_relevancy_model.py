@@ -1,14 +1,12 @@
 """Train the offline answer-relevancy model: the bundled MiniLM's lowest layers fine-tuned as a
 cross-encoder (question, answer) -> P(the answer answers the question), exported to ONNX.
 
-The shipped model was trained and exported with
-
     nice -n 10 .venv/bin/python bench/train_relevancy_model.py --out /tmp/relevancy_run
     .venv/bin/python bench/train_relevancy_model.py --out /tmp/relevancy_run --export
 
-then ``model/relevancy.int8.onnx`` copied to ``ragjudge/judges/offline/model/relevancy.onnx``
-and ``mix.json`` folded into ``model/relevancy.json`` (bench/fit_relevancy_model.py calibrates
-it and writes the ``xrel`` model into the parameters).
+The model is not shipped (docs/judges.md, "Answer relevancy: a cross-encoder, measured and not
+shipped"); the runtime that read it (the ``xrel`` calibration) and its fitting script were
+removed from the package after commit a142071, where they can still be run.
 
 Data (``relevancy_pairs``): SQuAD 2.0 subset, the three dev articles only (``SQUAD_HELD_OUT``'s
 two articles are never read here). Per answerable question: answers 1 = the sentence of its

@@ -5,14 +5,12 @@ Input checks and results are the ones every backend shares (``ragjudge.judges.ba
 run through ``judge_one``.
 
 ``version`` =
-``offline-<ALGORITHM_VERSION>[.<encoder>]+<params version>.<params digest>[.<model digest>]
-[.r<relevancy model digest>]`` (``.onnx`` or ``.bf16``: what follows ``+`` in the sentence
-encoder's name, the shipped ONNX model or bfloat16 autocast,
-``ragjudge.embedding.judge_precision``; nothing for plain fp32; the model digest when the
-parameters use the claim-support model, the ``.r`` one when they use the relevancy
-cross-encoder): a change of the code, of the encoder's precision, of the parameters (even a
-refit saved under the same version name) or of a model file changes the version, hence cache
-keys and run manifests.
+``offline-<ALGORITHM_VERSION>[.<encoder>]+<params version>.<params digest>[.<model digest>]``
+(``.onnx`` or ``.bf16``: what follows ``+`` in the sentence encoder's name, the shipped ONNX
+model or bfloat16 autocast, ``ragjudge.embedding.judge_precision``; nothing for plain fp32; the
+model digest when the parameters use the claim-support model): a change of the code, of the
+encoder's precision, of the parameters (even a refit saved under the same version name) or of
+the model file changes the version, hence cache keys and run manifests.
 """
 
 from __future__ import annotations
@@ -60,10 +58,6 @@ class OfflineJudge:
             from ragjudge.judges.offline.supportmodel import shared_model
 
             self.version += f".{shared_model(self.params.support_card).digest}"
-        if "xrel" in self.params.models:
-            from ragjudge.judges.offline.supportmodel import relevancy_cross_encoder
-
-            self.version += f".r{relevancy_cross_encoder().digest}"
 
     def result(
         self,

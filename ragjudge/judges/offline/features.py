@@ -100,10 +100,6 @@ ASPECT_FEATURES = ("asp_cos", "asp_type_ok", "asp_term_cov")
 XENC_FEATURES = ("xenc_logit", "xenc_overlap")
 """The claim-support model's best-window logit and the share of the claim's content words in
 the chunk's best window (``supportmodel.SupportModel.chunk_scores``)."""
-XREL_FEATURES = ("xrel_logit", "relevancy_logit")
-"""The answer-relevancy cross-encoder's logit for (question, whole answer) and the logit of the
-feature model (``relevancy`` or ``short_relevancy``) that would rate the answer without it
-(``relevancy.relevancy_signals``)."""
 CHUNK_FEATURES = (
     "q_cos_max",
     "q_term_cov",
@@ -161,7 +157,6 @@ FEATURE_SIGNS: dict[str, dict[str, int]] = {
     },
     "aspect": {"asp_cos": 1, "asp_type_ok": 1, "asp_term_cov": 1},
     "xenc": {"xenc_logit": 1, "xenc_overlap": 1},
-    "xrel": {"xrel_logit": 1, "relevancy_logit": 1},
     "chunk": {
         "q_cos_max": 1,
         "q_term_cov": 1,

@@ -25,9 +25,8 @@ over the claims of their best-chunk evidence, against the answer-level label): `
 calibration of the claim-support model's logit, when the base parameters have it, else the
 feature model ``support``; completeness -> the same with the answer as the chunk when there is
 a reference, else ``aspect`` (mean over the question's aspects); answer_relevancy ->
-``xrel`` (the relevancy cross-encoder's calibration) when the base parameters have it, else
 ``relevancy``, or ``short_relevancy`` for a fragment answer when the base parameters have it
-(``relevancy.relevancy_signals``); a faithfulness row whose answer, or a context_recall row whose
+(``relevancy.relevancy_model``); a faithfulness row whose answer, or a context_recall row whose
 reference, is short (``segment.short_answer``) -> ``short_support`` at the chunk the base model
 rates best (such a row is skipped when ``support.short_support_model`` gives none: no such
 model in the base parameters, or no content word in the question); context_precision ->
@@ -76,12 +75,13 @@ from ragjudge.judges.offline.features import (
     aspect_features,
     chunk_features,
     profile,
+    relevancy_features,
     short_support_features,
     stems,
     support_features,
 )
 from ragjudge.judges.offline.params import LogisticModel, Params, load_params
-from ragjudge.judges.offline.relevancy import relevancy_signals
+from ragjudge.judges.offline.relevancy import relevancy_model
 from ragjudge.judges.offline.segment import (
     claims,
     question_aspects,
@@ -274,7 +274,8 @@ def _short_row(
 def row_features(row: LabelRow, base: Params, cache: EmbeddingCache) -> tuple[str, np.ndarray]:
     """(model name, feature vector) of one labelled row; ValueError when it has none."""
     if row.dimension == "answer_relevancy":
-        model, f = relevancy_signals(row.question, row.answer, base, cache)
+        model = relevancy_model(row.answer, base)
+        f = relevancy_features(row.question, row.answer, cache)
         return model, np.array([f[k] for k in base.models[model].features])
     if row.dimension == "context_precision":
         ref_support = None

@@ -19,11 +19,7 @@ A ``Params`` file holds one logistic model per decision the judges make:
 - ``xenc`` (optional): the calibration of the claim-support model (``supportmodel``): the same
   logistic form on the model's best-window logit and the claim's word overlap with the chunk's
   best window (``XENC_FEATURES``). When it is present, the support decisions use the model
-  (``support.support_matrix``) and ``support`` is kept only for parameters without it;
-- ``xrel`` (optional): answer relevancy read by the relevancy cross-encoder (``supportmodel.
-  relevancy_cross_encoder``): the same logistic form on its logit for (question, answer) and
-  the logit of the feature model (``relevancy`` / ``short_relevancy``) for the answer
-  (``XREL_FEATURES``). When it is present it gives every answer's relevancy.
+  (``support.support_matrix``) and ``support`` is kept only for parameters without it.
 
 p = sigmoid(intercept + sum_i coef_i * (x_i - mean_i) / scale_i); the decision is p >= threshold.
 The judges' ``version`` includes the params' ``version`` and ``digest``, so refitted parameters
@@ -56,7 +52,6 @@ from ragjudge.judges.offline.features import (
     SHORT_SUPPORT_FEATURES,
     SUPPORT_FEATURES,
     XENC_FEATURES,
-    XREL_FEATURES,
 )
 from ragjudge.userconfig import setting
 
@@ -76,7 +71,6 @@ MODEL_FEATURES: dict[str, tuple[str, ...]] = {
 }
 OPTIONAL_FEATURES: dict[str, tuple[str, ...]] = {
     "xenc": XENC_FEATURES,
-    "xrel": XREL_FEATURES,
     "short_relevancy": SHORT_RELEVANCY_FEATURES,
     "short_support": SHORT_SUPPORT_FEATURES,
 }

@@ -12,13 +12,6 @@ terse_answer``) is read by the ``short_relevancy`` model instead, when the param
 (``relevancy_model``): its expected answer type, its cosine to the question and the question
 aspects it covers. The sentence features would call it off-topic and uninformative.
 
-With the ``xrel`` model in the parameters (``relevancy_signals``), every answer is read by the
-relevancy cross-encoder as well: a MiniLM (lowest three layers) fine-tuned on SQuAD
-(question, answer) pairs (bench/train_relevancy_model.py; ``model/relevancy.json``) that reads
-the question and the answer together, so it can tell an answer from a text on the question's
-topic that answers something else. score = sigmoid(a * its logit + c * the feature model's
-logit + b), fitted like the other models (``fit.py``; a, c >= 0).
-
 Abstentions: a wholly non-committal answer ("I don't know ...") scores 0, as with the LLM judge,
 unless the reference itself says the question cannot be answered (then abstaining is the right
 answer and scores 1; any other answer to such a question scores 0).
@@ -26,15 +19,11 @@ answer and scores 1; any other answer to such a question scores 0).
 
 from __future__ import annotations
 
-import numpy as np
-
 from ragjudge.judges.offline.base import OfflineJudge
-from ragjudge.judges.offline.embed import EmbeddingCache
 from ragjudge.judges.offline.features import relevancy_features
 from ragjudge.judges.offline.params import Params
 from ragjudge.judges.offline.segment import claims as segment_claims
-from ragjudge.judges.offline.segment import is_non_committal, strip_citations, terse_answer
-from ragjudge.judges.offline.supportmodel import relevancy_cross_encoder
+from ragjudge.judges.offline.segment import is_non_committal, terse_answer
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -58,23 +47,6 @@ def relevancy_model(answer: str, params: Params) -> str:
     return "relevancy"
 
 
-def relevancy_signals(
-    question: str, answer: str, params: Params, cache: EmbeddingCache
-) -> tuple[str, dict[str, float]]:
-    """(the model of ``params`` that rates ``answer``, its inputs): ``relevancy_model``'s
-    model on ``relevancy_features``; with ``xrel`` in ``params``, ``xrel`` on those features
-    plus ``relevancy_logit`` (that feature model's logit) and ``xrel_logit`` (the
-    cross-encoder's logit for ``(question, answer)``)."""
-    feats = relevancy_features(question, answer, cache)
-    model = relevancy_model(answer, params)
-    if "xrel" not in params.models:
-        return model, feats
-    inner = params.models[model]
-    logit = float(inner.logit(np.array([[feats[f] for f in inner.features]]))[0])
-    xrel = float(relevancy_cross_encoder().logits([(question, strip_citations(answer))])[0])
-    return "xrel", feats | {"relevancy_logit": logit, "xrel_logit": xrel}
-
-
 @register_judge("answer_relevancy", "offline")
 class OfflineAnswerRelevancyJudge(OfflineJudge):
     name = "answer_relevancy"
@@ -93,7 +65,7 @@ class OfflineAnswerRelevancyJudge(OfflineJudge):
                     features={"abstains": float(ok), "unanswerable": 1.0},
                 ),
             )
-        model, feats = relevancy_signals(item.question, item.answer, self.params, self.cache)
+        feats = relevancy_features(item.question, item.answer, self.cache)
         if abstains(item.answer):
             return self.result(
                 item,
@@ -101,6 +73,7 @@ class OfflineAnswerRelevancyJudge(OfflineJudge):
                 score=0.0,
                 evidence=Evidence(explanation="non-committal answer", features=feats),
             )
+        model = relevancy_model(item.answer, self.params)
         p = self.params.models[model].proba_dict(feats)
         weakest = min(("aspect_cov_min", "type_ok", "q_term_cov"), key=lambda f: feats[f])
         explanation = (
@@ -108,12 +81,11 @@ class OfflineAnswerRelevancyJudge(OfflineJudge):
             f"expected answer types present {feats['type_ok']:.0%}, "
             + (
                 f"a fragment answer (question cosine {feats['qa_cos']:.2f})"
-                if relevancy_model(item.answer, self.params) == "short_relevancy"
+                if model == "short_relevancy"
                 else f"non-committal sentences {feats['non_committal']:.0%}, off-topic "
                 f"sentences {feats['off_topic']:.0%}"
             )
             + f"; weakest signal: {weakest}"
-            + (f"; cross-encoder logit {feats['xrel_logit']:.2f}" if model == "xrel" else "")
         )
         return self.result(
             item,

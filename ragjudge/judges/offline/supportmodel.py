@@ -21,10 +21,6 @@ session and tokenizer load once, on first use.
 
 ``digest``: the first 8 hex digits of the SHA-256 of the model file; the offline judges put it
 in their version, so a new model never serves stale cached results.
-
-``PairModel`` is what any shipped cross-encoder of this kind shares (its card, the lazy
-onnxruntime session, batched and cached ``logits`` of text pairs, the digest); the answer
-relevancy model (``relevancy_cross_encoder``) is one too.
 """
 
 from __future__ import annotations
@@ -51,47 +47,37 @@ NO_EVIDENCE = -6.0
 claim's words): below what the model gives a passage it reads as contradicting the claim."""
 
 
-class PairCard(BaseModel):
-    """A shipped pair model's card (``model/<name>.json``): its file, its input length and how
-    it was made."""
+class ModelCard(BaseModel):
+    """``model/support.json``: how the shipped claim-support model is run and how it was made."""
 
     model_config = ConfigDict(extra="forbid")
 
     model_file: str = "support.onnx"
     max_len: int = 128
-    training: dict[str, Any] = Field(default_factory=dict)
-    figures: dict[str, Any] = Field(default_factory=dict)
-
-
-class ModelCard(PairCard):
-    """``model/support.json``: how the shipped claim-support model is run and how it was made."""
-
     window_words: int = 64
     top_windows: int = 2
     min_overlap: float = 0.2
     """A window holding less than this share of the claim's content words is not scored (its
     logit is ``NO_EVIDENCE``): such a passage rarely supports the claim, and a scored pair costs
     tens of milliseconds of CPU (a cross-encoder reads claim and window together)."""
+    training: dict[str, Any] = Field(default_factory=dict)
+    figures: dict[str, Any] = Field(default_factory=dict)
 
 
-class PairModel:
-    """A shipped cross-encoder over text pairs, described by the card at ``meta``: one logit
-    per pair (module docstring). Thread-safe; loads lazily."""
+class SupportModel:
+    """The shipped claim-support model (module docstring). Thread-safe; loads lazily."""
 
-    card_type: type[PairCard] = PairCard
-    what = "pair model"
-
-    def __init__(self, meta: Path | str, *, max_cached: int = 50_000) -> None:
-        self.meta_path = Path(meta)
+    def __init__(self, meta: Path | str | None = None, *, max_cached: int = 50_000) -> None:
+        self.meta_path = Path(meta) if meta is not None else META_FILE
         try:
-            self.card = self.card_type.model_validate_json(
-                self.meta_path.read_text(encoding="utf-8")
-            )
+            self.card = ModelCard.model_validate_json(self.meta_path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot read the {self.what} card {self.meta_path}: {exc}") from exc
+            raise ConfigError(
+                f"cannot read the support model card {self.meta_path}: {exc}"
+            ) from exc
         self.model_path = self.meta_path.parent / self.card.model_file
         if not self.model_path.is_file():
-            raise ConfigError(f"the {self.what} is missing: {self.model_path}")
+            raise ConfigError(f"the support model is missing: {self.model_path}")
         self.max_cached = max_cached
         self._session: Any = None
         self._tokenizer: Any = None
@@ -112,7 +98,7 @@ class PairModel:
         self._session = onnx_session(self.model_path)
 
     def logits(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Raw logits of ``(first, second)`` text pairs, batched by length, cached."""
+        """Raw logits of ``(claim, passage)`` pairs, batched by length, cached."""
         with self._lock:
             if self._session is None:
                 self._load()
@@ -143,17 +129,6 @@ class PairModel:
             while len(self._cache) > self.max_cached:
                 self._cache.popitem(last=False)
         return result
-
-
-class SupportModel(PairModel):
-    """The shipped claim-support model (module docstring)."""
-
-    card: ModelCard
-    card_type = ModelCard
-    what = "support model"
-
-    def __init__(self, meta: Path | str | None = None, *, max_cached: int = 50_000) -> None:
-        super().__init__(META_FILE if meta is None else meta, max_cached=max_cached)
 
     def chunk_scores(
         self, claims: Sequence[str], chunks: Sequence[str]
@@ -201,14 +176,3 @@ def shared_model(card: str = META_FILE.name) -> SupportModel:
         if card not in _SHARED:
             _SHARED[card] = SupportModel(MODEL_DIR / card)
         return _SHARED[card]
-
-
-RELEVANCY_META = MODEL_DIR / "relevancy.json"
-"""The card of the relevancy cross-encoder that parameters with ``xrel`` read (not shipped:
-``bench/fit_relevancy_model.py --install`` puts one here)."""
-
-
-@lru_cache(maxsize=1)
-def relevancy_cross_encoder() -> PairModel:
-    """The process-wide relevancy cross-encoder (read on first scoring)."""
-    return PairModel(RELEVANCY_META)
