@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -92,3 +93,21 @@ async def test_the_proxy_of_the_environment_is_used(
     ) as client:
         res = await client.chat([{"role": "user", "content": "hi"}], prompt=P)
     assert len(fake_llm.chat_requests()) == before + 1, res.error
+
+
+async def test_a_netrc_entry_for_the_host_does_not_break_the_calls(
+    fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """httpx does not read ``~/.netrc``; aiohttp's ``trust_env`` read it on every request (a
+    worker-thread hop each) and turned an entry for the endpoint's host into auth beside the
+    SDK's ``Authorization`` header, which it refuses: every call failed."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login someone password hunter2\n")
+    netrc.chmod(0o600)
+    monkeypatch.setenv("NETRC", str(netrc))
+    async with LLMClient.from_env(
+        base_url=fake_llm.base_url, api_key="sk-x", model="m", cache=False, max_attempts=1
+    ) as client:
+        res = await client.chat([{"role": "user", "content": "hi"}], prompt=P)
+    assert res.error is None or "400" in res.error.message, res.error
+    assert fake_llm.chat_requests()[-1]["body"]["messages"][0]["content"] == "hi"

@@ -11,18 +11,25 @@ timeout; here only a real timeout is a timeout, a refused or failed connect is
 SDK's ``APIConnectionError``). And a session is closed with the event loop that made it
 (``closing_with_loop``), so that a client nobody closed leaves no "Unclosed client session"
 warning behind. Credentials in a base URL are not sent in the URL (as with httpcore). And the
-session trusts the environment as httpx does (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``),
-which ``httpx_aiohttp``'s own session does not.
+proxy of the environment is used as httpx does (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``),
+which ``httpx_aiohttp``'s own session does not: looked up once per origin and transport (httpx
+reads it once per client), not on every request as aiohttp's ``trust_env`` does, which costs
+two worker-thread hops per request (the proxy lookup and a read of ``~/.netrc``, whose
+credentials httpx does not use either and aiohttp would refuse beside the SDK's
+``Authorization`` header).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import aiohttp
 import httpx
+from aiohttp.helpers import get_env_proxy_for_url
 from httpx_aiohttp.transport import AiohttpTransport
+from yarl import URL
 
 
 def _remapped(exc: httpx.TransportError) -> httpx.TransportError:
@@ -60,19 +67,41 @@ class _Body(httpx.AsyncByteStream):
 class Transport(AiohttpTransport):
     """``httpx_aiohttp``'s transport with httpx's classification of failures and its proxies."""
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._proxies: dict[tuple[str, str, int | None], httpx.Proxy | None] = {}
+
     def get_client(self) -> aiohttp.ClientSession:
         connector = aiohttp.TCPConnector(
             keepalive_timeout=self.limits.keepalive_expiry,
             ssl=self.ssl_context,
             limit=self.limits.max_connections or 0,
         )
-        return aiohttp.ClientSession(connector=connector, trust_env=True)
+        return aiohttp.ClientSession(connector=connector)
+
+    async def _env_proxy(self, url: httpx.URL) -> httpx.Proxy | None:
+        """The environment's proxy for ``url``'s origin (None: none, or ``NO_PROXY``), looked
+        up once per origin in a worker thread (``proxy_bypass`` may ask the system)."""
+        origin = (url.scheme, url.host, url.port)
+        known = self._proxies
+        if origin not in known:
+            try:
+                where, auth = await asyncio.to_thread(get_env_proxy_for_url, URL(str(url)))
+            except LookupError:
+                known[origin] = None
+            else:
+                known[origin] = httpx.Proxy(
+                    str(where), auth=(auth.login, auth.password) if auth else None
+                )
+        return known[origin]
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         if request.url.userinfo:
             # credentials in the base URL: httpx has made them the request's auth; aiohttp
             # would refuse them beside the SDK's Authorization header (httpcore drops them)
             request.url = request.url.copy_with(userinfo=None)
+        # the parent reads ``self.proxy`` before its first await: it is this request's
+        self.proxy = await self._env_proxy(request.url)
         try:
             response = await super().handle_async_request(request)
         except httpx.TransportError as exc:
