@@ -294,3 +294,32 @@ def test_graded_labels_made_in_the_page_feed_agree_with_no_file(stored, store_ur
     res = CliRunner().invoke(cli, ["agree", "--run", run_id, "--store", store_url])
     assert res.exit_code == 0, res.output
     assert "faithfulness (ordinal): 5/5 labelled" in res.output
+
+
+def test_the_runs_list_counts_every_run_in_one_query(stored):
+    import sqlalchemy as sa
+
+    from ragjudge.schema import Answer
+    from ragjudge.ui.pages import Pages
+
+    store, run_id = stored
+    base = store.manifest(run_id)
+    for i in range(5):  # running runs: the list shows their counts only
+        store.create_run(base.model_copy(update={"run_id": f"live{i}", "status": "running"}))
+    store.put_answers(
+        "live3",
+        [
+            Answer(case_id=f"c{i}", k=1, text="x", context_ids=[], contexts=[], generator="g")
+            for i in range(4)
+        ],
+    )
+    seen: list[str] = []
+    sa.event.listen(store._engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
+    rows = {r.run_id: r for r in Pages(store).runs()}
+    counting = [s for s in seen if "count(" in s.lower()]
+    assert len(counting) == 1, counting
+    for rid in (run_id, "live0", "live3"):
+        n = store.counts(rid)
+        assert (rows[rid].answers, rows[rid].judged) == (n["answers"], n["judge_results"])
+    assert rows["live3"].answers == 4 and rows["live0"].answers == 0
+    assert rows[run_id].judged == len(store.judge_results(run_id)) > 0

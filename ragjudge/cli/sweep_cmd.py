@@ -201,8 +201,9 @@ def runs_list(store_url: str | None = STORE) -> None:
     table.add_column("run", no_wrap=True, min_width=width)
     for col in ("status", "dataset", "started", "finished", "answers", "judged", "tags"):
         table.add_column(col)
+    every = store.run_counts([m.run_id for m in runs])
     for m in runs:
-        n = store.counts(m.run_id)
+        n = every[m.run_id]
         tags = ", ".join(f"{t}={v}" if v else t for t, v in m.tags.items())
         table.add_row(
             m.run_id,

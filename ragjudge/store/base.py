@@ -267,6 +267,11 @@ class RunStore(Protocol):
         retrieval_metrics, ledger."""
         ...
 
+    def run_counts(self, run_ids: Collection[str]) -> dict[str, dict[str, int]]:
+        """run id -> its ``counts``, for every one of ``run_ids`` (zeros for a run without
+        rows), read in one grouped query rather than one per run."""
+        ...
+
     def find_cases(self, run_id: str, query: CaseQuery) -> tuple[int, list[CaseHit]]:
         """How many of the run's cases match ``query``, and its page (``SqlRunStore``'s
         docstring gives the order)."""

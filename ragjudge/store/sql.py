@@ -61,6 +61,9 @@ M = TypeVar("M", bound=BaseModel)
 _INSERT = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 """The dialect's INSERT with ``on_conflict_do_update`` (the same method on both)."""
 _COUNTED = ("answers", "judge_results", "rankings", "retrieval_metrics", "ledger")
+_IDS_PER_STATEMENT = 5000
+"""Run ids bound in one ``run_counts`` statement (each counted table binds them once): within
+SQLite's 32,766 and psycopg's 65,535 parameters per statement."""
 
 
 class Lease:
@@ -529,12 +532,25 @@ class SqlRunStore:
         return [self._parse(LedgerEntry, e, run_id, "ledger", f"line {s}") for s, e in rows]
 
     def counts(self, run_id: str) -> dict[str, int]:
-        def count(conn: sa.Connection) -> dict[str, int]:
-            out = {}
-            for name in _COUNTED:
-                table = t.metadata.tables[name]
-                stmt = sa.select(sa.func.count()).where(table.c.run_id == run_id)
-                out[name] = int(conn.execute(stmt).scalar_one())
+        return self.run_counts([run_id])[run_id]
+
+    def run_counts(self, run_ids: Collection[str]) -> dict[str, dict[str, int]]:
+        """One statement per ``_IDS_PER_STATEMENT`` runs: the union of one ``GROUP BY run_id``
+        count per counted table over those runs."""
+        ids = list(dict.fromkeys(run_ids))
+
+        def count(conn: sa.Connection) -> dict[str, dict[str, int]]:
+            out = {r: dict.fromkeys(_COUNTED, 0) for r in ids}
+            for start in range(0, len(ids), _IDS_PER_STATEMENT):
+                part = ids[start : start + _IDS_PER_STATEMENT]
+                per_table = [
+                    sa.select(sa.literal(tb.name, sa.Text), tb.c.run_id, sa.func.count())
+                    .where(tb.c.run_id.in_(part))
+                    .group_by(tb.c.run_id)
+                    for tb in (t.metadata.tables[name] for name in _COUNTED)
+                ]
+                for name, run_id, n in conn.execute(sa.union_all(*per_table)):
+                    out[run_id][name] = int(n)
             return out
 
         return self._read(count)

@@ -173,8 +173,9 @@ class Pages:
         """run id -> its digest (module docstring for a running run)."""
         running = {m.run_id for m in self.store.list_runs() if m.status == "running"} & set(run_ids)
         out = digests(self.store, [r for r in run_ids if r not in running])
+        now = self.store.run_counts(running)
         for run_id in running:
-            counts = tuple(self.store.counts(run_id).values())
+            counts = tuple(now[run_id].values())
             with self._lock:
                 live = self._live.get(run_id)
             if live is None or live[0] != counts:
@@ -205,8 +206,9 @@ class Pages:
             shown.append(m)
         done = digests(self.store, [m.run_id for m in shown if m.status != "running"])
         rows = []
+        every = self.store.run_counts([m.run_id for m in shown])
         for m in shown:
-            counts = self.store.counts(m.run_id)
+            counts = every[m.run_id]
             d = done.get(m.run_id)
             rows.append(
                 RunRow(
