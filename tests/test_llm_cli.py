@@ -13,6 +13,9 @@ import pytest
 from ragjudge.llm import Ledger, LedgerEntry
 
 RAGJUDGE = [sys.executable, "-m", "ragjudge"]
+pytestmark = pytest.mark.filterwarnings(
+    "error::ResourceWarning", "error::pytest.PytestUnraisableExceptionWarning"
+)  # every pipe, file and process of these tests is closed
 
 
 def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -22,7 +25,7 @@ def run(args: list[str], env: dict[str, str] | None = None) -> subprocess.Comple
 
 
 def test_fake_llm_serves_until_stopped_and_llm_check_uses_it(tmp_path: Path) -> None:
-    proc = subprocess.Popen(
+    with subprocess.Popen(
         [
             *RAGJUDGE,
             "fake-llm",
@@ -35,34 +38,35 @@ def test_fake_llm_serves_until_stopped_and_llm_check_uses_it(tmp_path: Path) -> 
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        url = line.split(" on ", 1)[1].split()[0]
-        assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
-        env = dict(os.environ, OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-cli-secret")
-        env["RAGJUDGE_MODEL"] = "fake-model"
-        out = run(["llm", "check"], env)
-        assert out.returncode == 0, out.stderr
-        assert "test call: ok" in out.stdout and "sk-cli-secret" not in out.stdout
-        assert "api_key_set: True" in out.stdout
-        # each structured mode probed with a judge schema; the 500 to json_schema is a refusal
-        lines = {
-            ln.split(":", 1)[0].strip(): ln.split(":", 1)[1].strip()
-            for ln in out.stdout.splitlines()
-            if ":" in ln
-        }
-        assert lines["mode json_schema"].startswith("refused") and "Traceback" not in out.stdout
-        assert "Input should be 'text' or 'json_object'" in lines["mode json_schema"]
-        assert lines["mode json_object"].startswith("ok")
-        assert lines["mode tools"].startswith("ok") and lines["mode prompt"].startswith("ok")
-        assert lines["auto uses"].startswith("json_object")
-        assert proc.poll() is None  # still serving
-    finally:
-        proc.terminate()
-        proc.wait(10)
-    templates = [json.loads(x).get("template") for x in (tmp_path / "log.jsonl").open()]
+    ) as proc:
+        try:
+            assert proc.stdout is not None
+            line = proc.stdout.readline()
+            url = line.split(" on ", 1)[1].split()[0]
+            assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
+            env = dict(os.environ, OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-cli-secret")
+            env["RAGJUDGE_MODEL"] = "fake-model"
+            out = run(["llm", "check"], env)
+            assert out.returncode == 0, out.stderr
+            assert "test call: ok" in out.stdout and "sk-cli-secret" not in out.stdout
+            assert "api_key_set: True" in out.stdout
+            # each structured mode probed with a judge schema; the 500 to json_schema is a refusal
+            lines = {
+                ln.split(":", 1)[0].strip(): ln.split(":", 1)[1].strip()
+                for ln in out.stdout.splitlines()
+                if ":" in ln
+            }
+            assert lines["mode json_schema"].startswith("refused") and "Traceback" not in out.stdout
+            assert "Input should be 'text' or 'json_object'" in lines["mode json_schema"]
+            assert lines["mode json_object"].startswith("ok")
+            assert lines["mode tools"].startswith("ok") and lines["mode prompt"].startswith("ok")
+            assert lines["auto uses"].startswith("json_object")
+            assert proc.poll() is None  # still serving
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    log = (tmp_path / "log.jsonl").read_text(encoding="utf-8").splitlines()
+    templates = [json.loads(x).get("template") for x in log]
     assert "test/echo@v1" in templates
     assert templates.count("judges/answer_relevancy@v1") >= 5
 
