@@ -31,7 +31,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
@@ -116,12 +116,28 @@ def load_config() -> tuple[UserConfig, Path | None]:
     path = config_path()
     if path is None:
         return UserConfig(), None
-    return _load(str(path.resolve()), path.stat().st_mtime_ns), path
+    return _read(path).config, path
+
+
+class _File(NamedTuple):
+    """A config file as read: its settings and, per ``[llm]`` value set, ``PATH:LINE: [llm]
+    key`` for error lines."""
+
+    config: UserConfig
+    llm_where: dict[str, str]
+
+
+def _read(path: Path) -> _File:
+    """``path`` read once per process per version: cached on its resolved path, modification
+    time and size, so a file written again (or another file, by ``$RAGJUDGE_CONFIG`` or the
+    working directory) is read again."""
+    stat = path.stat()
+    return _load(str(path.resolve()), stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=8)
-def _load(path: str, mtime_ns: int) -> UserConfig:
-    """Read and validate ``path`` (cached per modification time)."""
+def _load(path: str, mtime_ns: int, size: int) -> _File:
+    """Read and validate ``path`` (``_read`` gives the cache key)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
         data = tomllib.loads(text)
@@ -148,7 +164,11 @@ def _load(path: str, mtime_ns: int) -> UserConfig:
             msg = f"unknown key (known: {', '.join(known)})"
         line = key_line(text, table, key)
         raise ConfigError(f"{path}:{line}: {where}: {msg}") from None
-    return config
+    llm_where = {
+        k: f"{path}:{key_line(text, 'llm', k)}: [llm] {k}"
+        for k in config.llm.model_dump(exclude_none=True)
+    }
+    return _File(config, llm_where)
 
 
 _TABLES: dict[str, type[BaseModel]] = {"llm": LLMTable, "judges": JudgesTable, "store": StoreTable}
@@ -193,9 +213,9 @@ def setting(var: str) -> str | None:
 def llm_values() -> tuple[dict[str, Any], dict[str, str]]:
     """The ``[llm]`` values set in the file (``LLMSettings`` fields only) and, per field,
     ``PATH:LINE: [llm] key`` for error lines."""
-    config, path = load_config()
+    path = config_path()
     if path is None:
         return {}, {}
-    values = config.llm.model_dump(exclude_none=True, exclude={"cache_url"})
-    text = path.read_text(encoding="utf-8")
-    return values, {k: f"{path}:{key_line(text, 'llm', k)}: [llm] {k}" for k in values}
+    file = _read(path)
+    values = file.config.llm.model_dump(exclude_none=True, exclude={"cache_url"})
+    return values, {k: file.llm_where[k] for k in values}

@@ -121,6 +121,30 @@ def test_where_the_file_is_found(clean: Path, monkeypatch: pytest.MonkeyPatch) -
         LLMSettings.from_env()
 
 
+def test_the_file_is_read_once_per_version(clean: Path) -> None:
+    """Values and their lines come from one reading of the file, kept while its modification
+    time and size stay the same; a new version is read again."""
+    import os
+
+    from ragjudge.userconfig import llm_values
+
+    path = write(clean / "ragjudge.toml", '[llm]\nmodel = "aa"\nseed = 1\n')
+    first = llm_values()
+    assert first == (
+        {"model": "aa", "seed": 1},
+        {
+            "model": f"{path.resolve()}:2: [llm] model",
+            "seed": f"{path.resolve()}:3: [llm] seed",
+        },
+    )
+    stat = path.stat()
+    write(path, '[llm]\nseed = 1\nmodel = "aa"\n')  # same size, lines swapped
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert llm_values() == first  # not read again
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert llm_values()[1]["model"].endswith(":3: [llm] model")
+
+
 BAD_FILES = [
     ('[llm]\nmodel = "m"\ntemprature = 0.5\n', 3, "[llm] temprature: unknown key"),
     ('[llm]\nmodel = "m"\ntemperature = 7\n', 3, "[llm] temperature = 7"),
