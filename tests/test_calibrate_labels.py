@@ -55,10 +55,11 @@ def test_scales_are_inferred_per_dimension(tmp_path: Path) -> None:
         "faithfulness_pref": "pairwise",
     }
     assert labels.skipped_blank == 1
-    assert [lab.value for lab in labels.for_dimension("faithfulness")] == [1.0, 0.0]
-    pref = labels.for_dimension("faithfulness_pref")[0]
+    by_dim = {d: [lab for lab in labels.labels if lab.dimension == d] for d in labels.scales}
+    assert [lab.value for lab in by_dim["faithfulness"]] == [1.0, 0.0]
+    pref = by_dim["faithfulness_pref"][0]
     assert pref.value == 1.0 and pref.pair == ("q1@k1", "q1@k3")
-    assert labels.for_dimension("completeness")[1].line == 5
+    assert by_dim["completeness"][1].line == 5
 
 
 def test_infer_scale_rules() -> None:

@@ -81,9 +81,6 @@ class LabelSet(BaseModel):
     def dimensions(self) -> list[str]:
         return sorted(self.scales)
 
-    def for_dimension(self, dimension: str) -> list[HumanLabel]:
-        return [lab for lab in self.labels if lab.dimension == dimension]
-
 
 def normalise(value: float, scale: Scale) -> float:
     """Native label value -> [0, 1] (pairwise: a = 1, tie = 0.5, b = 0)."""

@@ -122,15 +122,6 @@ def extract_json(text: str) -> str:
     return text[start : end + 1] if 0 <= start < end else text
 
 
-def is_json(text: str) -> bool:
-    """Whether the JSON part of a reply (``extract_json``) is syntactically valid JSON."""
-    try:
-        json.loads(extract_json(text))
-    except ValueError:
-        return False
-    return True
-
-
 def conforms(text: str, schema: type[BaseModel]) -> bool:
     """Whether the JSON part of a reply is valid JSON matching ``schema`` (the caller's own
     check aside): a failure of this kind is the endpoint's structured mode not holding."""
