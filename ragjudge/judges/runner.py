@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 
+from ragjudge.heap import collector_eased
 from ragjudge.judges.base import conform, precheck, result_backend
 from ragjudge.judges.items import cap_item, record_truncation
 from ragjudge.llm.settings import error_text
@@ -99,7 +100,8 @@ async def run_judges(
 ) -> dict[str, list[JudgeResult]]:
     """Judge name -> one result per item (same order as ``items``).
 
-    ``progress`` shows a rich progress bar on stderr (total = judges x items).
+    ``progress`` shows a rich progress bar on stderr (total = judges x items). The garbage
+    collector is eased meanwhile (``ragjudge.heap.collector_eased``).
     """
     judges = [conform(j) for j in judges]
     names = [j.name for j in judges]
@@ -121,7 +123,7 @@ async def run_judges(
         disable=not progress,
         transient=True,
     )
-    with bar:
+    with bar, collector_eased():
         task = bar.add_task("judging", total=total)
 
         async def one(judge: Judge, i: int) -> None:

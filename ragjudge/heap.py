@@ -1,0 +1,37 @@
+"""The cyclic garbage collector during a hot asynchronous run (``collector_eased``).
+
+A run judging many items allocates short-lived objects by the million (requests, replies,
+results); every 700 allocations CPython's collector scans the youngest generation, every tenth
+of those the middle one, and now and then the whole heap, which by then holds every module,
+model and client loaded before the run: tens of milliseconds a full collection, during which
+the event loop answers nothing. Measured on the LLM judges' bench (ragjudge's client,
+concurrency 64): about 1 ms of CPU per sample of ~8 and a stalled loop that cost throughput.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+YOUNG = 7000
+"""Allocations between two collections of the youngest generation during the block (CPython's
+default is 700): fewer collections, and the short-lived objects of one call are mostly gone
+before one comes."""
+
+
+@contextmanager
+def collector_eased() -> Iterator[None]:
+    """For the block: what was alive when it started is moved out of the collector's sight
+    (``gc.freeze``: never scanned, so a full collection walks only what the block made) and
+    the youngest generation is collected every ``YOUNG`` allocations. After it: the frozen
+    objects are collectable again (``gc.unfreeze``) and the thresholds are restored. Cycles
+    among the frozen objects that become garbage during the block are reclaimed after it."""
+    before = gc.get_threshold()
+    gc.freeze()
+    gc.set_threshold(max(YOUNG, before[0]), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+        gc.unfreeze()
