@@ -56,10 +56,9 @@ def table(title: str, header: list[str], rows: list[list[Any]]) -> None:
 
 
 def phase_speed(sample: int, rounds: int) -> None:
-    from ragjudge.embedding import load_encoder
+    from ragjudge.embedding import load_encoder, load_onnx_encoder
     from ragjudge.io import load_documents
     from ragjudge.retrieval.base import doc_text
-    from ragjudge.retrieval.onnx_encoder import load_onnx_encoder
 
     docs = load_documents(DATA / "scifact" / "corpus.jsonl", skip_empty=True)
     rnd = random.Random(0)

@@ -35,9 +35,11 @@ or a plausible answer of an unanswerable question); context recall of a short re
 gold paragraph beside another paragraph of the article that holds its words
 (``squad_recall_pairs``).
 
-Embeddings come from the judges' encoder (``ragjudge.embedding.load_judge_encoder``) and are
-cached on disk (``$RAGJUDGE_HOME/bench/offline_embeddings.<encoder name>.pkl``) so a rerun only
-encodes new texts.
+Embeddings come from the judges' encoder (``ragjudge.embedding.load_judge_encoder``), encoded in
+large batches (a dry pass over a ``TextRecorder`` lists the fit's texts; the judges measured are
+``prepare``d on their items first, as runners do), and are cached on disk
+(``$RAGJUDGE_HOME/bench/offline_embeddings.<encoder name>.pkl``) so a rerun only encodes new
+texts.
 """
 
 from __future__ import annotations
@@ -65,9 +67,9 @@ from fit_support_model import with_model  # noqa: E402
 
 from ragjudge.home import state_path  # noqa: E402
 from ragjudge.judges.offline import labelsets as L  # noqa: E402
-from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
+from ragjudge.judges.offline.embed import EmbeddingCache, TextRecorder  # noqa: E402
 from ragjudge.judges.offline.features import profile, stems  # noqa: E402
-from ragjudge.judges.offline.fit import LabelRow, refit  # noqa: E402
+from ragjudge.judges.offline.fit import LabelRow, featurise, refit  # noqa: E402
 from ragjudge.judges.offline.params import (  # noqa: E402
     PARAMS_DIR,
     PRIOR_PARAMS,
@@ -191,6 +193,9 @@ def overlap(claim: str, contexts: Sequence[str]) -> float:
 
 
 def run(judge: Any, items: list[JudgeInput]) -> list[JudgeResult]:
+    """``judge`` on ``items``, prepared first as runners do (their texts encoded in one batch)."""
+    judge.prepare(items)
+
     async def go() -> list[JudgeResult]:
         return [await judge.judge(it) for it in items]
 
@@ -731,6 +736,9 @@ def fit(cache: EmbeddingCache, root: Path, quick: bool) -> Params:
         "squad_short": squad_short_support_rows(root),
     }
     rows = balanced(sources)
+    recorder = TextRecorder()  # a dry pass lists the texts the features embed: one batch
+    featurise(rows, load_params(PRIOR_PARAMS), EmbeddingCache(recorder))
+    cache.warm(recorder.texts)
     return refit(
         rows,
         version="v2",

@@ -4,20 +4,30 @@ Loaded from the package's installed folder with ``HF_HUB_OFFLINE=1``: nothing is
 ``load_encoder()`` returns one shared instance per process (loading costs seconds).
 Vectors are L2-normalised float32, so a dot product is the cosine similarity.
 
-``load_judge_encoder()`` is the offline judges' encoder. By default (``auto`` or ``onnx``) it is
-the same model exported to ONNX with its weights stored in float16 and computed in float32
-(``OnnxJudgeEncoder``, the file ``judges/offline/model/encoder.onnx`` shipped in the package,
-made by bench/export_judge_encoder.py), run with ONNX Runtime: no torch import, vectors at
-cosine >= 0.99999 to the fp32 ones, so the same scores on every CPU; a cold judged item 1.46x
-faster than on torch fp32, about 10 % slower than torch's bfloat16 autocast on a CPU with
-native bfloat16 (bench/bench_offline_judges.py prints these figures). ``RAGJUDGE_JUDGE_PRECISION`` =
-``auto`` (default) | ``onnx`` | ``bf16`` | ``fp32`` overrides the choice: ``bf16`` is the model
-under torch's CPU bfloat16 autocast (``Bf16Encoder``), ``fp32`` the plain model.
-Retrieval and generation keep fp32 (``load_encoder()``), so their indexes and figures do not move.
+``OnnxEncoder`` runs an ONNX file of the same model with ONNX Runtime (no torch import), for
+both users of ONNX: ``load_onnx_encoder()`` is the int8 file shipped in the package
+(``INT8_ONNX_FILE``, 23 MB, made by bench/export_judge_encoder.py: fused graph, per-channel
+dynamic int8 weights), which is the offline judges' encoder and retrieval's ``onnx-int8``;
+``load_onnx_encoder(int8=False)`` the float32 export made at first use in
+``RAGJUDGE_HOME/models/`` (retrieval's ``onnx``). The int8 vectors are at cosine about 0.993 to
+the fp32 ones (0.97 at worst, on short texts), which is why the judges' parameters are fitted
+on them; its name carries the file's digest (``int8_encoder_name``), and with it the judges'
+version and vector caches. Int8 matrix products use the CPU's integer dot-product instructions
+(VNNI where present), so the last digits of a vector may differ between CPU families.
+Measured (bench/bench_offline_judges.py, figures in docs/benchmarks.md "Offline judges: speed"):
+a cold judged item about 3x faster than on torch fp32 and 2x faster than torch's bfloat16
+autocast on a CPU with native bfloat16.
+
+``load_judge_encoder()`` is the offline judges' encoder. ``RAGJUDGE_JUDGE_PRECISION`` =
+``auto`` (default) | ``onnx`` (the shipped int8 model, what ``auto`` means) | ``bf16`` | ``fp32``:
+``bf16`` is the model under torch's CPU bfloat16 autocast (``Bf16Encoder``), ``fp32`` the plain
+model. Retrieval and generation keep fp32 (``load_encoder()``) unless told otherwise, so their
+indexes and figures do not move.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Iterator, Sequence
@@ -33,7 +43,6 @@ from ragjudge.protocols import Encoder
 from ragjudge.userconfig import setting
 
 BUNDLED_MODEL_NAME = "all-MiniLM-L6-v2"
-JUDGE_ONNX_FILE = Path(__file__).resolve().parent / "judges" / "offline" / "model" / "encoder.onnx"
 MAX_SEQ_LENGTH = 256
 """The bundled model's ``max_seq_length`` (its ``sentence_bert_config.json``): longer texts are
 truncated to this many word pieces, as sentence-transformers does."""
@@ -152,67 +161,160 @@ class Bf16Encoder:
             return self.inner.encode(texts)
 
 
-ONNX_SUFFIX = "+onnx"
+INT8_ONNX_FILE = (
+    Path(__file__).resolve().parent / "judges" / "offline" / "model" / "encoder-int8.onnx"
+)
+"""The bundled model as shipped in the package: graph fused by ONNX Runtime's transformer
+optimiser, weights int8 (made by bench/export_judge_encoder.py)."""
+ONNX_EXPORT_VERSION = "fused-v3"
+"""Part of the name of the fp32 file exported at first use: a new recipe gets a new file."""
 
 
-class OnnxJudgeEncoder:
-    """The bundled model as shipped for the judges (``JUDGE_ONNX_FILE``), run with ONNX Runtime.
+@lru_cache(maxsize=8)
+def file_digest(path: Path) -> str:
+    """The first 8 hex digits of the SHA-256 of the file at ``path`` (read once per process)."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:8]
+
+
+def int8_encoder_name() -> str:
+    """``all-MiniLM-L6-v2+int8.<digest of INT8_ONNX_FILE>``: another file, another name, so
+    vectors (and judges' versions) of two files never mix."""
+    return f"{BUNDLED_MODEL_NAME}+int8.{file_digest(INT8_ONNX_FILE)}"
+
+
+class OnnxEncoder:
+    """An ONNX file of the bundled model (input ids, attention mask, token types -> last hidden
+    states) run with ONNX Runtime, as an ``Encoder`` and a token encoder
+    (``ragjudge.retrieval.tokens``).
 
     The sentence-transformers pipeline's maths: WordPiece (the bundled fast tokenizer) truncated
-    at ``MAX_SEQ_LENGTH``, mean pooling of the last hidden states over the attention mask, L2
-    normalisation. Texts are sorted by token length and run in batches of at most
-    ``batch_size`` texts and ``batch_tokens`` padded word pieces, each padded to its own longest
-    text (long texts in small batches: their attention tensors stay small). Its ``name``
-    (``+onnx``) keeps its vectors in their own cache file.
+    at ``MAX_SEQ_LENGTH``, then ``encode``: mean pooling of the last hidden states over the
+    attention mask, v = sum_t m_t h_t / sum_t m_t, and L2 normalisation v / |v|;
+    ``encode_tokens``: each word piece's hidden state, L2-normalised, [CLS] and [SEP] dropped.
+    Texts are sorted by token length and run in batches of ``batch_size``, each padded to its own
+    longest text (short batches keep the attention tensors small).
     """
 
-    def __init__(
-        self, path: Path | None = None, *, batch_size: int = 64, batch_tokens: int = 2048
-    ) -> None:
+    def __init__(self, path: Path, name: str, *, batch_size: int = 16) -> None:
         _offline()
-        self.path = path or JUDGE_ONNX_FILE
-        if not self.path.is_file():
-            raise ConfigError(f"the judges' encoder is missing: {self.path}")
-        self.name = BUNDLED_MODEL_NAME + ONNX_SUFFIX
+        if not path.is_file():
+            raise ConfigError(f"the encoder's ONNX file is missing: {path}")
+        self.path = path
+        self.name = name
         self.batch_size = batch_size
-        self.batch_tokens = batch_tokens
         self._tokenizer = bundled_tokenizer(MAX_SEQ_LENGTH)
-        self._session = onnx_session(self.path)
+        self._session = onnx_session(path)
         self._lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        if not texts:
-            return out
+    def _hidden(self, texts: Sequence[str]) -> Iterator[tuple[np.ndarray, list[Any], np.ndarray]]:
+        """(text indices, their encodings, last hidden states) per batch; the hidden states of
+        a padding position are not read."""
         with self._lock:  # the tokenizer's settings are shared state
             encs = self._tokenizer.encode_batch(list(texts))
         lengths = [len(e.ids) for e in encs]
         order = np.argsort(lengths, kind="stable")
-        start = 0
-        while start < len(order):
-            # a batch: up to batch_size texts and at most batch_tokens padded word pieces
-            stop = start + 1
-            while (
-                stop < len(order)
-                and stop - start < self.batch_size
-                and (stop - start + 1) * lengths[order[stop]] <= self.batch_tokens
-            ):
-                stop += 1
-            idx = order[start:stop]
-            start = stop
-            width = lengths[idx[-1]]
-            ids = np.zeros((len(idx), width), dtype=np.int64)
+        for start in range(0, len(order), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            batch = [encs[i] for i in idx]
+            ids = np.zeros((len(idx), lengths[idx[-1]]), dtype=np.int64)
             mask = np.zeros_like(ids)
-            for row, i in enumerate(idx):
-                n = len(encs[i].ids)
-                ids[row, :n] = encs[i].ids
-                mask[row, :n] = 1
+            for row, enc in enumerate(batch):
+                ids[row, : len(enc.ids)] = enc.ids
+                mask[row, : len(enc.ids)] = 1
             feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-            hidden = self._session.run(None, feed)[0]
-            weights = mask[..., None].astype(np.float32)
-            vecs = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+            yield idx, batch, np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        for idx, batch, hidden in self._hidden(texts):
+            vecs = np.stack(
+                [hidden[row, : len(enc.ids)].mean(axis=0) for row, enc in enumerate(batch)]
+            )
             out[idx] = vecs / np.clip(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12, None)
         return out
+
+    def encode_tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
+        out = [np.zeros((0, 384), dtype=np.float32)] * len(texts)
+        for idx, batch, hidden in self._hidden(texts):
+            for row, (i, enc) in enumerate(zip(idx, batch, strict=True)):
+                keep = np.asarray(enc.special_tokens_mask, dtype=bool) == 0
+                tok = hidden[row, : len(enc.ids)][keep]
+                norms = np.clip(np.linalg.norm(tok, axis=1, keepdims=True), 1e-12, None)
+                out[int(i)] = tok / norms
+        return out
+
+
+def export_onnx(out: Path) -> Path:
+    """Export the bundled model (last hidden states) to ``out`` in float32: torch.onnx with eager
+    attention (plain operators the optimiser can match), then ONNX Runtime's BERT optimiser, which
+    fuses embeddings + layer norm, attention, bias + GELU and residual + layer norm into single
+    operators (about 2x faster on CPU than the unfused graph)."""
+    _offline()
+    import torch
+    from onnxruntime.transformers.optimizer import optimize_model
+    from transformers import AutoModel
+
+    with quiet_loading():
+        model = AutoModel.from_pretrained(
+            str(bundled_model_path()), attn_implementation="eager"
+        ).eval()
+    config = model.config
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, ids: Any, mask: Any, types: Any) -> Any:
+            return self.inner(input_ids=ids, attention_mask=mask, token_type_ids=types)[0]
+
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    dummy = torch.ones((2, 8), dtype=torch.long)
+    tmp = out.with_name(out.name + ".tmp")
+    torch.onnx.export(
+        _Hidden(model),
+        (dummy, dummy, torch.zeros_like(dummy)),
+        str(tmp),
+        input_names=names,
+        output_names=["hidden"],
+        dynamic_axes={n: {0: "batch", 1: "seq"} for n in (*names, "hidden")},
+        opset_version=17,
+        dynamo=False,
+    )
+    fused = optimize_model(
+        str(tmp),
+        model_type="bert",
+        num_heads=config.num_attention_heads,
+        hidden_size=config.hidden_size,
+        opt_level=1,
+    )
+    fused.save_model_to_file(str(tmp))
+    tmp.replace(out)
+    return out
+
+
+def load_onnx_encoder(int8: bool = True) -> OnnxEncoder:
+    """The process-wide ONNX encoder of the bundled model: ``int8`` the shipped
+    ``INT8_ONNX_FILE`` (``int8_encoder_name()``), else the float32 export (``export_onnx``),
+    made at first use in ``RAGJUDGE_HOME/models/`` (name ``all-MiniLM-L6-v2-onnx``; vectors at
+    cosine >= 0.99999 to sentence-transformers')."""
+    return _onnx_encoder(bool(int8))
+
+
+@lru_cache(maxsize=2)
+def _onnx_encoder(int8: bool) -> OnnxEncoder:
+    if int8:
+        return OnnxEncoder(INT8_ONNX_FILE, int8_encoder_name())
+    from ragjudge.home import state_path
+
+    fp32 = state_path("models", f"{BUNDLED_MODEL_NAME}.{ONNX_EXPORT_VERSION}.onnx")
+    if not fp32.exists():
+        export_onnx(fp32)
+    return OnnxEncoder(fp32, f"{BUNDLED_MODEL_NAME}-onnx")
 
 
 PRECISION_ENV = "RAGJUDGE_JUDGE_PRECISION"
@@ -230,27 +332,32 @@ def precision_choice() -> str:
 
 def judge_precision() -> str:
     """``"onnx"``, ``"bf16"`` or ``"fp32"``: ``precision_choice()``, with ``auto`` meaning
-    ``onnx`` (the shipped ``OnnxJudgeEncoder``)."""
+    ``onnx`` (the shipped int8 ONNX model, ``load_onnx_encoder()``)."""
     choice = precision_choice()
     return "onnx" if choice == "auto" else choice
 
 
-_SUFFIXES = {"onnx": ONNX_SUFFIX, "bf16": BF16_SUFFIX, "fp32": ""}
-
-
 def judge_encoder_name() -> str:
     """The name of ``load_judge_encoder()``'s encoder, known without loading the model."""
-    return BUNDLED_MODEL_NAME + _SUFFIXES[judge_precision()]
+    precision = judge_precision()
+    if precision == "onnx":
+        return int8_encoder_name()
+    return BUNDLED_MODEL_NAME + (BF16_SUFFIX if precision == "bf16" else "")
 
 
-@lru_cache(maxsize=1)
 def load_judge_encoder() -> Encoder:
-    """The offline judges' encoder for ``judge_precision()``: ``OnnxJudgeEncoder`` (``onnx``),
-    the process-wide bundled model (``load_encoder()``, ``fp32``) or that model wrapped in
+    """The offline judges' encoder for ``judge_precision()``: the shipped int8 ONNX model
+    (``load_onnx_encoder()``, the same instance as retrieval's ``onnx-int8``; ``onnx``), the
+    process-wide bundled model (``load_encoder()``, ``fp32``) or that model wrapped in
     ``Bf16Encoder`` (``bf16``)."""
     precision = judge_precision()
     if precision == "onnx":
-        return OnnxJudgeEncoder()
+        return load_onnx_encoder()
     if precision == "bf16":
-        return Bf16Encoder(load_encoder())
+        return _bf16_encoder()
     return load_encoder()
+
+
+@lru_cache(maxsize=1)
+def _bf16_encoder() -> Bf16Encoder:
+    return Bf16Encoder(load_encoder())

@@ -1,10 +1,11 @@
-"""The offline judges' encoder precision: the shipped ONNX model's and bfloat16 vectors agree with
-fp32 ones, the choice is
+"""The offline judges' encoder precision: the shipped int8 ONNX model's and bfloat16 vectors agree
+with fp32 ones, the choice is
 read from RAGJUDGE_JUDGE_PRECISION (a bad value is one error line, exit 2), and vectors of
 different precisions never share a cache file."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,12 +14,15 @@ import numpy as np
 import pytest
 
 from ragjudge.embedding import (
+    INT8_ONNX_FILE,
     PRECISION_ENV,
     Bf16Encoder,
-    OnnxJudgeEncoder,
+    file_digest,
+    int8_encoder_name,
     judge_encoder_name,
     judge_precision,
     load_encoder,
+    load_onnx_encoder,
     precision_choice,
 )
 from ragjudge.errors import ConfigError
@@ -46,23 +50,32 @@ def test_bf16_vectors_agree_with_fp32() -> None:
     assert bf16.name == fp32.name + "+bf16"
 
 
-def test_onnx_vectors_agree_with_fp32() -> None:
-    """The shipped ONNX encoder (fp16-stored weights, fp32 compute) gives the fp32 vectors,
-    for a one-word text and one past the 256 word pieces the model reads alike."""
-    texts = [*TEXTS, "The keeper climbed the tower stairs every night. " * 40, ""]
+def test_int8_onnx_vectors_agree_with_fp32() -> None:
+    """The shipped ONNX encoder (int8 weights) gives vectors near the fp32 ones and the same
+    nearest neighbour, for a one-word text and one past the 256 word pieces the model reads
+    alike; its name carries the file's digest."""
+    long = "The keeper climbed the tower stairs every night. "
+    texts = [*TEXTS, long * 40, long * 60, ""]
     a = load_encoder().encode(texts)
-    onnx = OnnxJudgeEncoder()
+    onnx = load_onnx_encoder()
     b = onnx.encode(texts)
     assert b.dtype == np.float32 and b.shape == a.shape
-    assert float(np.min(np.sum(a * b, axis=1))) > 0.99999
+    cosine = np.sum(a * b, axis=1)
+    assert float(cosine.min()) > 0.97 and float(cosine.mean()) > 0.985
+    assert np.allclose(np.linalg.norm(b, axis=1), 1.0, atol=1e-5)
+    assert int(np.argmax(b[1:4] @ b[0])) == int(np.argmax(a[1:4] @ a[0])) == 0
+    assert np.array_equal(b[4], b[5])  # both cut at 256 word pieces
     assert onnx.encode([]).shape == (0, 384)
-    assert onnx.name == "all-MiniLM-L6-v2+onnx"
+    digest = hashlib.sha256(INT8_ONNX_FILE.read_bytes()).hexdigest()[:8]
+    assert onnx.name == int8_encoder_name() == f"all-MiniLM-L6-v2+int8.{digest}"
+    assert file_digest(INT8_ONNX_FILE) == digest
+    assert INT8_ONNX_FILE.stat().st_size < 25e6
 
 
 def test_precision_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(PRECISION_ENV, raising=False)
     assert precision_choice() == "auto"
-    assert judge_precision() == "onnx" and judge_encoder_name() == "all-MiniLM-L6-v2+onnx"
+    assert judge_precision() == "onnx" and judge_encoder_name() == int8_encoder_name()
     monkeypatch.setenv(PRECISION_ENV, " FP32 ")
     assert judge_precision() == "fp32" and judge_encoder_name() == "all-MiniLM-L6-v2"
     monkeypatch.setenv(PRECISION_ENV, "bf16")
@@ -122,5 +135,8 @@ def test_the_judges_version_names_the_encoder_precision(
     assert bf16.version.replace(".bf16+", "+") == plain.version
     monkeypatch.setenv(PRECISION_ENV, "bf16")  # the shared cache asks the environment
     assert ".bf16+" in OfflineFaithfulnessJudge(cache=EmbeddingCache()).version
+    monkeypatch.setenv(PRECISION_ENV, "auto")  # the shipped file's digest is in the version
+    digest = file_digest(INT8_ONNX_FILE)
+    assert f".int8.{digest}+" in OfflineFaithfulnessJudge(cache=EmbeddingCache()).version
     monkeypatch.setenv(PRECISION_ENV, "fp32")
     assert ".bf16" not in OfflineFaithfulnessJudge(cache=EmbeddingCache()).version

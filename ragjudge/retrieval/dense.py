@@ -26,15 +26,16 @@ ENCODERS = ("plain", "onnx", "onnx-int8")
 
 def resolve_encoder(encoder: Encoder | str | None) -> Any:
     """An ``Encoder``: the given object, or by name ``plain`` (sentence-transformers, the
-    default), ``onnx`` or ``onnx-int8`` (ONNX Runtime)."""
+    default), ``onnx`` or ``onnx-int8`` (ONNX Runtime, ``ragjudge.embedding.load_onnx_encoder``:
+    the float32 export, or the int8 file the offline judges use)."""
     if encoder is None or encoder == "plain":
         from ragjudge.embedding import load_encoder
 
         return load_encoder()
     if encoder in ("onnx", "onnx-int8"):
-        from .onnx_encoder import load_onnx_encoder
+        from ragjudge.embedding import load_onnx_encoder
 
-        return load_onnx_encoder(quantize=encoder == "onnx-int8")
+        return load_onnx_encoder(int8=encoder == "onnx-int8")
     if isinstance(encoder, str):
         raise ConfigError(f"unknown encoder {encoder!r}; known: {', '.join(ENCODERS)}")
     return encoder

@@ -2,7 +2,7 @@
 
 Contract of ``encode_tokens(encoder, texts)``: one (n_tokens, dim) float32 matrix per text,
 each row L2-normalised, with special ([CLS], [SEP]) and padding tokens dropped.
-An encoder with its own ``encode_tokens`` (``OnnxEncoder``) is used as is; a
+An encoder with its own ``encode_tokens`` (``ragjudge.embedding.OnnxEncoder``) is used as is; a
 ``SentenceTransformerEncoder`` goes through sentence-transformers with
 ``output_value="token_embeddings"``.
 """

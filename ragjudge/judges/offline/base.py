@@ -6,11 +6,12 @@ run through ``judge_one``.
 
 ``version`` =
 ``offline-<ALGORITHM_VERSION>[.<encoder>]+<params version>.<params digest>[.<model digest>]``
-(``.onnx`` or ``.bf16``: what follows ``+`` in the sentence encoder's name, the shipped ONNX
-model or bfloat16 autocast, ``ragjudge.embedding.judge_precision``; nothing for plain fp32; the
-model digest when the parameters use the claim-support model): a change of the code, of the
-encoder's precision, of the parameters (even a refit saved under the same version name) or of
-the model file changes the version, hence cache keys and run manifests.
+(``<encoder>``: what follows ``+`` in the sentence encoder's name,
+``ragjudge.embedding.judge_encoder_name``: ``int8.<digest of the shipped ONNX file>`` by
+default, ``bf16`` for bfloat16 autocast, nothing for plain fp32; the model digest when the
+parameters use the claim-support model): a change of the code, of the encoder (its precision
+or its file), of the parameters (even a refit saved under the same version name) or of the
+model file changes the version, hence cache keys and run manifests.
 """
 
 from __future__ import annotations

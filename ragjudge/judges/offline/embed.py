@@ -13,7 +13,8 @@ With ``persist=True`` (the judges' shared cache) a miss is looked up first in
 nightly run over the same corpus does not encode the same context sentences again; when that
 file cannot be used (a read-only home, a corrupt file) the judges run without it and say so
 once. The
-judges' encoder is ``ragjudge.embedding.load_judge_encoder()`` (bfloat16 where the CPU has it).
+judges' encoder is ``ragjudge.embedding.load_judge_encoder()`` (by default the shipped int8 ONNX
+model).
 """
 
 from __future__ import annotations

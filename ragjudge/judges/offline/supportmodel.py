@@ -25,7 +25,6 @@ in their version, so a new model never serves stale cached results.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -88,7 +87,9 @@ class SupportModel:
 
     @property
     def digest(self) -> str:
-        return _digest(str(self.model_path))
+        from ragjudge.embedding import file_digest
+
+        return file_digest(self.model_path)
 
     def _load(self) -> None:
         from ragjudge.embedding import _offline, bundled_tokenizer, onnx_session
@@ -153,15 +154,6 @@ class SupportModel:
         for (i, j), logit in zip(cells, self.logits(pairs), strict=True):
             logits[i, j] = max(logits[i, j], float(logit))
         return logits, shares
-
-
-@lru_cache(maxsize=4)
-def _digest(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:8]
 
 
 _SHARED: dict[str, SupportModel] = {}
