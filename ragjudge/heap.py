@@ -11,6 +11,7 @@ concurrency 64): about 1 ms of CPU per sample of ~8 and a stalled loop that cost
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,18 +21,30 @@ default is 700): fewer collections, and the short-lived objects of one call are 
 before one comes."""
 
 
+_LOCK = threading.Lock()
+_ACTIVE: list[tuple[int, int, int]] = []
+"""The thresholds before the outermost block, once per block open (blocks may overlap in
+threads: the first one in eases the collector, the last one out restores it)."""
+
+
 @contextmanager
 def collector_eased() -> Iterator[None]:
     """For the block: what was alive when it started is moved out of the collector's sight
     (``gc.freeze``: never scanned, so a full collection walks only what the block made) and
-    the youngest generation is collected every ``YOUNG`` allocations. After it: the frozen
-    objects are collectable again (``gc.unfreeze``) and the thresholds are restored. Cycles
-    among the frozen objects that become garbage during the block are reclaimed after it."""
-    before = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(YOUNG, before[0]), *before[1:])
+    the youngest generation is collected every ``YOUNG`` allocations. After the last of the
+    blocks open at once (runs in several threads): the frozen objects are collectable again
+    (``gc.unfreeze``) and the thresholds are restored. Cycles among the frozen objects that
+    become garbage during the block are reclaimed after it."""
+    with _LOCK:
+        before = _ACTIVE[0] if _ACTIVE else gc.get_threshold()
+        _ACTIVE.append(before)
+        gc.freeze()
+        gc.set_threshold(max(YOUNG, before[0]), *before[1:])
     try:
         yield
     finally:
-        gc.set_threshold(*before)
-        gc.unfreeze()
+        with _LOCK:
+            _ACTIVE.pop()
+            if not _ACTIVE:
+                gc.set_threshold(*before)
+                gc.unfreeze()

@@ -37,3 +37,18 @@ def test_garbage_cycles_made_in_the_block_are_still_collected() -> None:
         del a, b
         gc.collect()
         assert not any(id(o) in alive for o in gc.get_objects() if isinstance(o, Node))
+
+
+def test_blocks_overlapping_in_threads_restore_the_collector_after_the_last() -> None:
+    """Two runs in two threads, the first to start ending first: the collector stays eased
+    until the second ends, then is as it was (not left at the eased threshold)."""
+    before = gc.get_threshold()
+    first, second = collector_eased(), collector_eased()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert gc.get_threshold()[0] == max(YOUNG, before[0])
+    assert gc.get_freeze_count() > 0
+    second.__exit__(None, None, None)
+    assert gc.get_threshold() == before
+    assert gc.get_freeze_count() == 0
