@@ -16,9 +16,9 @@ pair cache empty and the judges' in-process text caches (chunk profiles, stems) 
   judges on the same item pays);
 - ``v2, cold``: the default judges (``params/v2.json``: support from embedding features), as
   every runner calls them, on the judges' encoder (``load_judge_encoder()``: by default the
-  shipped ONNX model, ``ragjudge.embedding.OnnxJudgeEncoder``);
+  shipped int8 ONNX model, ``ragjudge.embedding.load_onnx_encoder()``);
 - ``v2, cold, bf16 encoder``: the same on the bundled model under torch's bfloat16 autocast
-  (``Bf16Encoder``, the judges' encoder until 2026-12-06, on a CPU with native bfloat16);
+  (``Bf16Encoder``, the judges' encoder until 2026-12-05, on a CPU with native bfloat16);
 - ``v2, cold, fp32 encoder``: the same on the plain fp32 model (``load_encoder()``);
 - ``v2, cold, fp32, item by item``: those judges called one item at a time (``judge(item)``, no
   ``prepare``): how runners called them before batched preparation;

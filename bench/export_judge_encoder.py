@@ -12,7 +12,7 @@ unfused graph); per-tensor weights would cost too much (min cosine 0.80 to fp32 
 The vectors' cosine to the sentence-transformers fp32 ones is printed (on the sentences of the
 demo's documents and questions: mean about 0.993, min about 0.97).
 Output: ``ragjudge/judges/offline/model/encoder-int8.onnx`` (``ragjudge.embedding.INT8_ONNX_FILE``,
-read by ``OnnxEncoder``). A new file has a new digest, hence new judges' versions: refit
+read by ``load_onnx_encoder()``). A new file has a new digest, hence new judges' versions: refit
 params/v2.json on it (bench/fit_offline_judges.py --write).
 """
 
@@ -31,10 +31,10 @@ from bench_offline_judges import demo_items  # noqa: E402
 
 from ragjudge.embedding import (  # noqa: E402
     INT8_ONNX_FILE,
-    OnnxEncoder,
     export_onnx,
     int8_encoder_name,
     load_encoder,
+    load_onnx_encoder,
 )
 from ragjudge.judges.offline.features import profile  # noqa: E402
 
@@ -67,7 +67,7 @@ def main() -> None:
         )
     )
     a = load_encoder().encode(texts)
-    b = OnnxEncoder(INT8_ONNX_FILE, int8_encoder_name()).encode(texts)
+    b = load_onnx_encoder().encode(texts)
     cosine = np.sum(a * b, axis=1)
     size = INT8_ONNX_FILE.stat().st_size / 1e6
     print(
