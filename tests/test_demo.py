@@ -4,6 +4,9 @@ the extractive generator, the offline judges), on a sample of the questions to k
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 from typer.testing import CliRunner
@@ -45,3 +48,22 @@ def test_demo_command_writes_report_and_prints_k(tmp_path):
     assert counts["answers"] == 5 * 10 and counts["judge_results"] == 5 * 10 * 5
     metrics = (out / "metrics.csv").read_text()
     assert "context_recall,judge,10," in metrics and "ndcg,retrieval,1," in metrics
+
+
+@pytest.mark.slow
+def test_demo_runs_on_one_model_without_torch(tmp_path):
+    """Retrieval, the generator and the judges share the judges' encoder (the shipped ONNX
+    model): the demo never imports torch nor sentence-transformers (about 8 s and 300 MB)."""
+    code = (
+        "import sys; from pathlib import Path; from ragjudge.sweep.demo import run_demo; "
+        f"out = run_demo(Path({str(tmp_path / 'out')!r}), cases=3); "
+        "assert out.status == 'finished', out.status; "
+        "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))"
+    )
+    env = {**os.environ, "RAGJUDGE_HOME": str(tmp_path / "home")}
+    env.pop("RAGJUDGE_JUDGE_PRECISION", None)
+    res = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert res.stdout.strip().splitlines()[-1] == "[]"

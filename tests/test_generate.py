@@ -121,3 +121,38 @@ def test_build_generator_names() -> None:
     assert build_generator("extractive").name == "extractive"
     with pytest.raises(ConfigError, match="known generators: extractive, chat"):
         build_generator("abstractive")
+
+
+def test_extractive_runs_on_the_judges_encoder_by_default() -> None:
+    """The default encoder is the offline judges' (``judges``), named in ``version``; a name
+    nothing knows is refused when the generator is made, not at its first answer."""
+    from ragjudge.embedding import judge_encoder_name, load_judge_encoder
+
+    gen = ExtractiveGenerator()
+    assert gen.version == f"v2+{judge_encoder_name()}"
+    assert gen.encoder is load_judge_encoder()
+    assert ExtractiveGenerator(encoder="plain").version == "v2+plain"
+    with pytest.raises(ConfigError, match=r"generator encoder must be one of .*'bert'"):
+        ExtractiveGenerator(encoder="bert")
+
+
+async def test_sweep_generator_encodes_into_the_judges_shared_cache() -> None:
+    """In a sweep the generator's vectors come from the judges' shared cache: a sentence it
+    encoded is not encoded again when a judge asks for it; the answers and the version are the
+    default generator's."""
+    from ragjudge.judges.offline.embed import shared_cache
+    from ragjudge.sweep.components import build_components
+    from ragjudge.sweep.demo import demo_config
+    from ragjudge.text import split_sentences
+
+    gen = build_components(demo_config()).generator
+    cache = shared_cache()
+    before = cache.encoded
+    a = await gen.generate(CASES[0], [DOCS[0], DOCS[1]], 2)
+    grew = cache.encoded - before
+    sentences = [s for d in DOCS[:2] for s in split_sentences(d.text)]
+    assert grew == 1 + len(sentences)
+    cache.warm([CASES[0].question, *sentences])
+    assert cache.encoded == before + grew
+    plain = await ExtractiveGenerator().generate(CASES[0], [DOCS[0], DOCS[1]], 2)
+    assert a.text == plain.text and gen.version == ExtractiveGenerator().version

@@ -2,12 +2,20 @@
 
 Every sentence of the top-k contexts gets
     s = (1 - w) * cos(q, sentence) + w * |cw(q) & cw(sentence)| / |cw(q)|
-(cos from the bundled embedding model, cw = content words, w = ``lexical_weight`` = 0.3).
+(cos from ``encoder``, by default the offline judges' encoder, see below; cw = content words,
+w = ``lexical_weight`` = 0.3).
 The answer is the up to ``max_sentences`` best sentences with s >= ``threshold`` (0.35) and
 s >= best - ``margin`` (0.15), each followed by its citation ``[n]`` (1-based context number),
 in context order. When no sentence reaches the threshold the generator abstains with the fixed
 ``NO_ANSWER`` text. On the demo corpus, sentences that answer their question score about 0.5-0.8
 and sentences about unrelated topics below 0.15, hence the threshold.
+
+``encoder``: an ``Encoder`` or a name ``ragjudge.retrieval.dense.resolve_encoder`` knows; by
+default ``judges``, the offline judges' encoder (the model shipped in the package, run with ONNX
+Runtime: no torch import). A sweep gives it the judges' shared vector cache
+(``ragjudge.sweep.components``), so a sentence the generator encoded is not encoded again when
+it is judged. ``version`` = ``v2+<encoder name>``: the encoder decides the answers (v1 used the
+sentence-transformers model in float32).
 """
 
 from __future__ import annotations
@@ -21,21 +29,32 @@ import numpy as np
 from ragjudge.errors import ConfigError
 from ragjudge.prompts import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL, cap_texts
 from ragjudge.protocols import Encoder
+from ragjudge.retrieval.dense import ENCODERS, resolve_encoder
 from ragjudge.schema import Answer, Document, TestCase
 from ragjudge.text import content_words, split_sentences
 
 NO_ANSWER = "I don't know: the retrieved contexts do not answer this question."
 
 
+def _encoder_name(spec: str) -> str:
+    """What names an encoder given by name in ``version``, known without loading it: the
+    judges' encoder's name for ``judges`` (it follows ``$RAGJUDGE_JUDGE_PRECISION``), else the
+    name given."""
+    if spec != "judges":
+        return spec
+    from ragjudge.embedding import judge_encoder_name
+
+    return judge_encoder_name()
+
+
 class ExtractiveGenerator:
     """Offline ``Generator``: extractive, cited, abstains below a similarity threshold."""
 
     name = "extractive"
-    version = "v1"
 
     def __init__(
         self,
-        encoder: Encoder | None = None,
+        encoder: Encoder | str | None = None,
         *,
         max_sentences: int = 3,
         threshold: float = 0.35,
@@ -50,7 +69,16 @@ class ExtractiveGenerator:
         for name, value in (("threshold", threshold), ("margin", margin)):
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise ConfigError(f"generator {name} must be a number, got {value!r}")
-        self._encoder = encoder
+        self._spec = "judges" if encoder is None else encoder
+        if isinstance(self._spec, str) and self._spec not in ENCODERS:
+            raise ConfigError(
+                f"generator encoder must be one of {', '.join(ENCODERS)} or an Encoder, "
+                f"got {self._spec!r}"
+            )
+        self._encoder: Encoder | None = None if isinstance(self._spec, str) else self._spec
+        self.version = "v2+" + (
+            _encoder_name(self._spec) if isinstance(self._spec, str) else self._spec.name
+        )
         self.max_sentences = max_sentences
         self.threshold = threshold
         self.margin = margin
@@ -62,9 +90,7 @@ class ExtractiveGenerator:
     @property
     def encoder(self) -> Encoder:
         if self._encoder is None:
-            from ragjudge.embedding import load_encoder
-
-            self._encoder = load_encoder()
+            self._encoder = resolve_encoder(self._spec)
         return self._encoder
 
     def _vectors(self, texts: list[str]) -> np.ndarray:

@@ -22,9 +22,9 @@ RERANKERS = ("late-interaction", "cross-encoder:MODEL_OR_PATH", "llm")
 
 
 def build_retriever(kind: str, **options: Any) -> Retriever:
-    """``bm25`` (k1, b), ``dense`` (encoder: plain | onnx | onnx-int8 | an Encoder; cache) or
-    ``hybrid`` (fusion: rrf | score, rrf_k, weights, depth, plus ``bm25`` / ``dense`` option
-    dicts); ``langchain`` (retriever=a BaseRetriever)."""
+    """``bm25`` (k1, b), ``dense`` (encoder: plain | onnx | onnx-int8 | judges | an Encoder;
+    cache) or ``hybrid`` (fusion: rrf | score, rrf_k, weights, depth, plus ``bm25`` / ``dense``
+    option dicts); ``langchain`` (retriever=a BaseRetriever)."""
     if kind == "bm25":
         from .bm25 import BM25Retriever
 

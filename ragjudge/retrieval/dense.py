@@ -21,17 +21,24 @@ from .base import check_documents, check_queries, clamp_k, content_hash, doc_tex
 from .cache import VectorCache
 from .progress import progress_bar
 
-ENCODERS = ("plain", "onnx", "onnx-int8")
+ENCODERS = ("plain", "onnx", "onnx-int8", "judges")
 
 
 def resolve_encoder(encoder: Encoder | str | None) -> Any:
     """An ``Encoder``: the given object, or by name ``plain`` (sentence-transformers, the
     default), ``onnx`` or ``onnx-int8`` (ONNX Runtime, ``ragjudge.embedding.load_onnx_encoder``:
-    the float32 export, or the int8 file the offline judges use)."""
+    the float32 export, or the int8 file the offline judges use) or ``judges`` (the offline
+    judges' encoder, ``ragjudge.embedding.load_judge_encoder()``, whatever
+    ``$RAGJUDGE_JUDGE_PRECISION`` makes it: the same instance the judges use, so a run holds one
+    model; by default the shipped int8 file, no torch import)."""
     if encoder is None or encoder == "plain":
         from ragjudge.embedding import load_encoder
 
         return load_encoder()
+    if encoder == "judges":
+        from ragjudge.embedding import load_judge_encoder
+
+        return load_judge_encoder()
     if encoder in ("onnx", "onnx-int8"):
         from ragjudge.embedding import load_onnx_encoder
 

@@ -4,14 +4,33 @@ the latter with some parts given as objects, ``GivenParts``), and the models the
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from ragjudge.judges.base import conform
 from ragjudge.protocols import Generator, Judge
 from ragjudge.schema import RunModels
 from ragjudge.sweep.config import SweepConfig
+
+
+class JudgeVectors:
+    """The offline judges' shared vector cache (``judges.offline.embed.shared_cache``) as an
+    ``Encoder``, for the extractive generator of a sweep: the same encoder as its default
+    (``judges``), so the same vectors and version, but a sentence it encodes is found there when
+    the judges ask for it (on the demo every text the generator encodes is judged again)."""
+
+    def __init__(self) -> None:
+        from ragjudge.embedding import judge_encoder_name
+        from ragjudge.judges.offline.embed import shared_cache
+
+        self.name = judge_encoder_name()
+        self._cache = shared_cache()
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self._cache.vectors(texts)
 
 
 @dataclass
@@ -108,6 +127,11 @@ def build_components(config: SweepConfig, given: GivenParts | None = None) -> Co
     else:
         if config.generator.kind == "chat":
             gen_options.setdefault("client", llm)
+        elif config.generator.kind == "extractive" and gen_options.get("encoder") in (
+            None,
+            "judges",
+        ):
+            gen_options["encoder"] = JudgeVectors()
         generator = build_generator(config.generator.kind, **gen_options)
     backend = config.judges.backend
     clients = iter(judge_llms or [None] * (len(names) + len(criteria)))
