@@ -3,7 +3,8 @@ including model load), beside two same-run peers: the same pipeline as ten separ
 runs (k = 1..10) in one process (model loaded once), i.e. what the sweep's prefix and
 de-duplication reuse saves; and the demo with the judges' sentence encoder in torch bfloat16
 (``RAGJUDGE_JUDGE_PRECISION=bf16``, the default until 2026-12-06) instead of the shipped ONNX
-model.
+model: the demo's retrieval and generator use the judges' encoder (``encoder: judges``), so this
+peer runs them on torch too, as the demo did before 2026-12-06 07:15 UTC.
 
 Each side runs in its own fresh process and state folder (cold caches); peak memory is the
 child's maximum resident set size (``os.wait4``).
