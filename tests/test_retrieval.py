@@ -258,3 +258,14 @@ def test_loading_the_encoder_prints_no_progress_bar(capfd: pytest.CaptureFixture
     assert encoder.encode(["a lighthouse"]).shape == (1, 384)
     assert "Loading weights" not in capfd.readouterr().err
     assert hf_logging.is_progress_bar_enabled()
+
+
+def test_dense_encoder_judges_is_the_judges_own_instance():
+    """``encoder: judges`` (the demo's) is the offline judges' encoder itself: one model in the
+    process, its vectors cached under its own name."""
+    from ragjudge.embedding import load_judge_encoder
+    from ragjudge.retrieval.dense import DenseRetriever
+
+    r = DenseRetriever(encoder="judges")
+    assert r.encoder is load_judge_encoder()
+    assert r.name == f"dense({load_judge_encoder().name})" and r.encoder_spec == "judges"
