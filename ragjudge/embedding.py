@@ -14,9 +14,9 @@ the fp32 ones (0.97 at worst, on short texts), which is why the judges' paramete
 on them; its name carries the file's digest (``int8_encoder_name``), and with it the judges'
 version and vector caches. Int8 matrix products use the CPU's integer dot-product instructions
 (VNNI where present), so the last digits of a vector may differ between CPU families.
-Measured (bench/bench_offline_judges.py, docs/benchmarks.md "Offline judges: speed", a 2-core
-machine at load 4): a cold judged item 4.0x faster than on torch fp32 and 3.2x faster than
-torch's bfloat16 autocast on a CPU with native bfloat16; the encoder alone 5.1x and 3.6x.
+Measured (bench/bench_offline_judges.py, docs/benchmarks.md "Offline judges: speed", a shared
+2-core machine at load 2-3): a cold judged item 2.0x faster than on torch fp32 and 4.3x faster
+than torch's bfloat16 autocast; the encoder alone about 4x both (ratios move with the load).
 
 ``load_judge_encoder()`` is the offline judges' encoder. ``RAGJUDGE_JUDGE_PRECISION`` =
 ``auto`` (default) | ``onnx`` (the shipped int8 model, what ``auto`` means) | ``bf16`` | ``fp32``:
