@@ -41,29 +41,16 @@ from ragjudge.calibrate.public import (
     PublicSet,
     expertqa_support,
     haluquestqa,
+    score_set,
     wikieval,
     write_labels,
 )
 from ragjudge.calibrate.source import RunData
 from ragjudge.home import state_path
-from ragjudge.judges.registry import create_judge
-from ragjudge.judges.runner import run_judges
 from ragjudge.schema import JudgeResult, JudgeStatus
 from ragjudge.text import content_words
 
 HEADLINE = {"pairwise": "pairwise_accuracy", "binary": "auc"}
-
-
-async def score_set(
-    data: PublicSet, *, backend: str = "offline", concurrency: int = 8
-) -> list[JudgeResult]:
-    """Score every input of ``data`` with its judge (``create_judge(name, backend)``)."""
-    results: list[JudgeResult] = []
-    for judge_name, items in data.inputs.items():
-        judge = create_judge(judge_name, backend)
-        by_judge = await run_judges([judge], items, concurrency=concurrency, progress=False)
-        results.extend(by_judge[judge.name])
-    return results
 
 
 def shared_data() -> Path:

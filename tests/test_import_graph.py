@@ -117,7 +117,7 @@ def test_protocols_and_schema_import_nothing_above_them():
 
 
 LAYERS: list[set[str]] = [
-    {"errors", "home", "schema", "text"},
+    {"errors", "heap", "home", "schema", "text"},
     {"protocols", "stats", "resources", "render", "userconfig"},
     {"adapters", "embedding", "io", "prompts"},
     {"llm", "metrics"},

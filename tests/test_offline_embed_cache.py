@@ -3,7 +3,9 @@ night over the same corpus) encodes only texts it has not seen, and gets the sam
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -43,3 +45,30 @@ def test_without_persist_nothing_is_shared() -> None:
     EmbeddingCache(CountingEncoder()).vectors(["x y"])
     EmbeddingCache(enc).vectors(["x y"])
     assert enc.seen == ["x y"]
+
+
+class MeetingEncoder(CountingEncoder):
+    """Encodes only once two threads are inside ``encode`` at the same time (a barrier): an
+    encoder run under a lock the other thread waits on would time out here."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.barrier = threading.Barrier(2, timeout=5)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.barrier.wait()
+        return super().encode(texts)
+
+
+def test_two_threads_sharing_the_disk_cache_encode_at_the_same_time() -> None:
+    enc = MeetingEncoder()
+    cache = EmbeddingCache(enc, persist=True)
+    texts = [["The tower was finished in 1810."], ["Drones do not sting."]]
+    with ThreadPoolExecutor(2) as pool:
+        out = list(pool.map(cache.vectors, texts))
+    assert sorted(enc.seen) == sorted(t for batch in texts for t in batch)
+    reader = CountingEncoder()
+    again = EmbeddingCache(reader, persist=True)  # both were written to disk
+    assert np.array_equal(again.vectors(texts[0])[0], out[0][0])
+    assert np.array_equal(again.vectors(texts[1])[0], out[1][0])
+    assert reader.seen == []

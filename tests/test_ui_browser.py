@@ -105,7 +105,7 @@ def demo_store(
         cfg = cfg.model_copy(
             update={
                 "dataset": cfg.dataset.model_copy(update={"sample": 8}),
-                "retriever": cfg.retriever.model_copy(update={"kind": "bm25"}),
+                "retriever": cfg.retriever.model_copy(update={"kind": "bm25", "options": {}}),
             }
         )
         current = run_sweep(cfg, store=store, tags={"nightly": ""}).run_id

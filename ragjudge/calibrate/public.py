@@ -43,7 +43,7 @@ from ragjudge.judges.offline.labelsets import (
     haluquestqa_rows,
     wikieval_pairs,
 )
-from ragjudge.schema import JudgeInput
+from ragjudge.schema import JudgeInput, JudgeResult
 from ragjudge.text import split_sentences
 
 from .labels import PAIR_SEPARATOR
@@ -219,3 +219,19 @@ def write_labels(labels: Sequence[LabelRow], path: str | Path) -> Path:
         for row in labels:
             writer.writerow([row.item_id, row.dimension, row.label, row.scale])
     return p
+
+
+async def score_set(
+    data: PublicSet, *, backend: str = "offline", concurrency: int = 8
+) -> list[JudgeResult]:
+    """Score every input of ``data`` with its judge (``create_judge(name, backend)``); the
+    agreement notebook and ``bench/agreement_real_labels.py`` read these results."""
+    from ragjudge.judges.registry import create_judge
+    from ragjudge.judges.runner import run_judges
+
+    results: list[JudgeResult] = []
+    for judge_name, items in data.inputs.items():
+        judge = create_judge(judge_name, backend)
+        by_judge = await run_judges([judge], items, concurrency=concurrency, progress=False)
+        results.extend(by_judge[judge.name])
+    return results

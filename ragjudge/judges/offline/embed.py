@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,26 +87,44 @@ class EmbeddingCache:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Vectors of ``texts``: from the disk cache when ``persist`` (misses encoded and kept
-        there), else encoded. The disk cache is disposable: when it cannot be opened, read or
-        written (a read-only home, a corrupt file), the judges run without it and the first
-        failure warns once, naming the file."""
+        there), else encoded. The model runs outside the disk cache's lock, so threads that
+        share this cache (the generator's and the judges' in a sweep) encode at the same time;
+        only the SQLite reads and writes take turns. The disk cache is disposable: when it
+        cannot be opened, read or written (a read-only home, a corrupt file), the judges run
+        without it and the first failure warns once, naming the file."""
         if not self.persist:
             return self.encoder.encode(texts)
+        hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+        have = self._disk_call(lambda disk: disk.get_many(hashes))
+        if have is None:
+            return self.encoder.encode(texts)
+        todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in have}
+        if todo:
+            vecs = self.encoder.encode(list(todo.values()))
+            new = {
+                h: np.asarray(v, dtype=np.float32).reshape(-1)
+                for h, v in zip(todo, vecs, strict=True)
+            }
+            self._disk_call(lambda disk: disk.put_many(new))
+            have.update(new)
+        return np.stack([have[h].reshape(-1) for h in hashes]).astype(np.float32)
+
+    def _disk_call(self, action: Callable[[Any], Any]) -> Any:
+        """``action(disk cache)`` under the lock (one SQLite connection, one thread at a time);
+        None when the disk cache is off or fails (then it is off, said once)."""
         from ragjudge.errors import StateFileError
         from ragjudge.retrieval.cache import VectorCache
 
-        hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        with self._disk_lock:  # one SQLite connection, used by one thread at a time
+        with self._disk_lock:
+            if not self.persist:
+                return None
             try:
                 if self._disk is None:
                     self._disk = VectorCache(self.encoder_name, kind="sentences")
-                found = self._disk.lookup(
-                    hashes, texts, lambda todo: list(self.encoder.encode(todo))
-                )
+                return action(self._disk)
             except (OSError, sqlite3.Error, StateFileError) as exc:
                 self._without_disk(exc)
-                return self.encoder.encode(texts)
-        return np.stack([v.reshape(-1) for v in found]).astype(np.float32)
+                return None
 
     def _without_disk(self, exc: BaseException) -> None:
         """Stop using the disk cache after ``exc``, saying so once (the caller holds
@@ -126,7 +144,7 @@ class EmbeddingCache:
                 f"{where}: the sentence vector cache is unusable ({exc}); the offline judges "
                 "run without the disk cache (same scores, each text encoded again)"
             ),
-            stacklevel=5,
+            stacklevel=6,
         )
 
     def warm(self, texts: Iterable[str]) -> None:
