@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from ragjudge.embedding import (
     INT8_ONNX_FILE,
     PRECISION_ENV,
     Bf16Encoder,
+    OnnxEncoder,
     file_digest,
     int8_encoder_name,
     judge_encoder_name,
@@ -69,6 +71,14 @@ def test_int8_onnx_vectors_agree_with_fp32() -> None:
     # int8 activations are quantised per run: a vector must not depend on what shares its batch
     alone = np.stack([onnx.encode([t])[0] for t in texts])
     assert np.array_equal(alone, b)
+    # ... nor on how many threads share a call's texts (the shipped encoder uses two workers)
+    one = OnnxEncoder(INT8_ONNX_FILE, "one-worker", batch_size=1)
+    three = OnnxEncoder(INT8_ONNX_FILE, "three-workers", batch_size=1, workers=3)
+    assert onnx.workers == 2 or os.cpu_count() == 1
+    assert np.array_equal(one.encode(texts), b) and np.array_equal(three.encode(texts), b)
+    tokens = three.encode_tokens(texts)
+    assert all(np.array_equal(x, y) for x, y in zip(tokens, one.encode_tokens(texts), strict=True))
+    assert [len(t) for t in tokens[:4]] == [len(one.encode_tokens([t])[0]) for t in texts[:4]]
     digest = hashlib.sha256(INT8_ONNX_FILE.read_bytes()).hexdigest()[:8]
     assert onnx.name == int8_encoder_name() == f"all-MiniLM-L6-v2+int8.{digest}"
     assert file_digest(INT8_ONNX_FILE) == digest
