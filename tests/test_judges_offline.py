@@ -3,10 +3,13 @@ empty contexts, and the prefix consistency of context recall and precision."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from ragjudge.embedding import load_judge_encoder
 from ragjudge.judges.offline import (
     OfflineAnswerRelevancyJudge,
     OfflineCompletenessJudge,
@@ -14,6 +17,7 @@ from ragjudge.judges.offline import (
     OfflineContextRecallJudge,
     OfflineFaithfulnessJudge,
 )
+from ragjudge.judges.offline.embed import EmbeddingCache
 from ragjudge.judges.offline.params import DEFAULT_PARAMS, MODEL_PARAMS, load_params
 from ragjudge.judges.offline.relevancy import relevancy_model
 from ragjudge.judges.offline.segment import (
@@ -245,6 +249,36 @@ async def test_answer_relevancy_rewards_full_answers() -> None:
     assert full.score > off.score
     assert idk.status == JudgeStatus.ok and idk.score == 0.0
     assert "type_ok" in full.evidence.features and full.evidence.explanation
+
+
+class RecordingEncoder:
+    """The judges' encoder, recording every text it is asked to encode."""
+
+    def __init__(self) -> None:
+        self.inner = load_judge_encoder()
+        self.name = self.inner.name
+        self.seen: list[str] = []
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.seen += list(texts)
+        return self.inner.encode(texts)
+
+
+async def test_relevancy_and_completeness_read_an_answer_without_its_citation_markers() -> None:
+    """ "[1]" is no part of what an answer says: a cited answer scores as the same answer
+    uncited, and the judges encode its sentences as the contexts hold them."""
+    encoder = RecordingEncoder()
+    cache = EmbeddingCache(encoder)
+    relevancy = OfflineAnswerRelevancyJudge(cache=cache)
+    completeness = OfflineCompletenessJudge(cache=cache)
+    plain = "It was completed in 1889. It is 330 metres tall."
+    cited = "It was completed in 1889. [1] It is 330 metres tall. [1, 2]"
+    for judge in (relevancy, completeness):
+        a = await judge.judge(item(plain, reference=REF))
+        b = await judge.judge(item(cited, reference=REF))
+        assert a.score is not None and a.score == b.score
+        assert a.evidence.features == b.evidence.features
+    assert encoder.seen and not [t for t in encoder.seen if "[" in t]
 
 
 def test_a_terse_answer_is_a_fragment_not_a_sentence() -> None:

@@ -27,7 +27,7 @@ from ragjudge.judges.offline.params import Params, load_params
 from ragjudge.prompts import OFFLINE_MAX_CHARS, OFFLINE_MAX_TOTAL
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
-ALGORITHM_VERSION = "6"
+ALGORITHM_VERSION = "7"
 
 
 class OfflineJudge:

@@ -7,6 +7,7 @@
 - Without one: the key points are the question's aspects (``segment.question_aspects``), each
   judged with the fitted ``aspect`` model (embedding coverage, expected answer type present,
   aspect-term coverage).
+The answer is read without its citation markers (``segment.without_citations``).
 
 Credits: covered 1, partly covered 0.5 (the support partial band), else 0; the list is in
 ``Evidence.key_points``. A reference that says the question cannot be answered: an abstaining
@@ -18,7 +19,11 @@ from __future__ import annotations
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.features import aspect_features, profile
 from ragjudge.judges.offline.relevancy import abstains, unanswerable
-from ragjudge.judges.offline.segment import question_aspects, reference_points
+from ragjudge.judges.offline.segment import (
+    question_aspects,
+    reference_points,
+    without_citations,
+)
 from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, support_matrix, verdict
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import ClaimVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
@@ -68,7 +73,7 @@ class OfflineCompletenessJudge(OfflineJudge):
 
     def _reference_points(self, item: JudgeInput, reference: str) -> list[ClaimVerdict]:
         points = reference_points(reference)
-        answer = profile(item.answer, as_units=True)
+        answer = profile(without_citations(item.answer), as_units=True)
         sup = support_matrix(points, [answer], self.params, self.cache, question=item.question)
         # supporting_chunks index the answer here (0 = the answer): drop them.
         return [

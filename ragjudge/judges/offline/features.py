@@ -44,6 +44,7 @@ from ragjudge.judges.offline.segment import (
     is_non_committal,
     negated,
     question_aspects,
+    without_citations,
 )
 from ragjudge.text import (
     STOP_WORDS,
@@ -490,7 +491,9 @@ def aspect_features(
     ``asp_cos`` = max cosine between the aspect and an answer sentence (or the whole answer);
     ``asp_type_ok`` = the answer holds the expected kind of answer (``_type_ok``);
     ``asp_term_cov`` = share of the aspect's content stems found in the answer.
+    The answer is read without its citation markers (``segment.without_citations``).
     """
+    answer = without_citations(answer)
     out = np.zeros((len(aspects), len(ASPECT_FEATURES)), dtype=np.float64)
     sentences = [s for s in split_sentences(answer) if s.strip()] or [answer]
     units = [*sentences, answer] if len(sentences) > 1 else sentences
@@ -520,8 +523,10 @@ def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dic
     answer's content stems not in the question: informativeness), ``n_claims`` (log of 1 + answer
     sentences with three or more content words), ``non_committal`` (share of answer sentences
     that decline to answer), ``hedge`` (hedge-word rate), ``off_topic`` (share of answer sentences
-    with cosine below ``OFF_TOPIC_COS`` to the question).
+    with cosine below ``OFF_TOPIC_COS`` to the question). The answer is read without its
+    citation markers (``segment.without_citations``): "[1]" is no part of what it says.
     """
+    answer = without_citations(answer)
     sentences = [s for s in split_sentences(answer) if s.strip()]
     if not sentences:
         every = dict.fromkeys((*RELEVANCY_FEATURES, *SHORT_RELEVANCY_FEATURES), 0.0)

@@ -103,6 +103,13 @@ def strip_citations(text: str) -> str:
     return " ".join(_URL.sub(" ", _CITATION.sub("", text)).split())
 
 
+def without_citations(text: str) -> str:
+    """``text`` without ``[3]``-style citation markers (nothing else changes, line breaks
+    included): how the judges read an answer's sentences, so "Bees dance. [1]" is the sentence
+    "Bees dance." its context holds."""
+    return _CITATION.sub("", text)
+
+
 def clean_context(text: str) -> str:
     """A context with replacement characters, URLs and citation markers removed."""
     text = text.replace("\ufffd?", " - ").replace("\ufffd", " ")
