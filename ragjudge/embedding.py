@@ -121,15 +121,19 @@ def bundled_tokenizer(max_len: int) -> Any:
     return tok
 
 
-def onnx_session(path: Path, threads: int | None = None) -> Any:
+ONNX_THREADS = min(2, os.cpu_count() or 1)
+"""Threads an ONNX model here uses at most (the models are small; more threads only contend):
+intra-op threads of a session, or the int8 encoder's workers."""
+
+
+def onnx_session(path: Path, threads: int = ONNX_THREADS) -> Any:
     """An ONNX Runtime CPU session of ``path`` with every graph optimisation and ``threads``
-    intra-op threads, by default at most two (the models here are small; more threads only
-    contend)."""
+    intra-op threads."""
     import onnxruntime as ort
 
     opts = ort.SessionOptions()
     opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    opts.intra_op_num_threads = threads or min(2, os.cpu_count() or 1)
+    opts.intra_op_num_threads = threads
     # idle pool threads sleep instead of spinning: a spin burns a core other work needs
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
@@ -222,7 +226,7 @@ class OnnxEncoder:
         self.batch_size = batch_size
         self.workers = max(1, workers)
         self._tokenizer = bundled_tokenizer(MAX_SEQ_LENGTH)
-        self._session = onnx_session(path, threads=1 if self.workers > 1 else None)
+        self._session = onnx_session(path, threads=1 if self.workers > 1 else ONNX_THREADS)
         self._pool = (
             ThreadPoolExecutor(self.workers, thread_name_prefix="ragjudge-onnx")
             if self.workers > 1
@@ -358,9 +362,7 @@ def load_onnx_encoder(int8: bool = True) -> OnnxEncoder:
 @lru_cache(maxsize=2)
 def _onnx_encoder(int8: bool) -> OnnxEncoder:
     if int8:
-        return OnnxEncoder(
-            INT8_ONNX_FILE, int8_encoder_name(), batch_size=1, workers=min(2, os.cpu_count() or 1)
-        )
+        return OnnxEncoder(INT8_ONNX_FILE, int8_encoder_name(), batch_size=1, workers=ONNX_THREADS)
     from ragjudge.home import state_path
 
     fp32 = state_path("models", f"{BUNDLED_MODEL_NAME}.{ONNX_EXPORT_VERSION}.onnx")

@@ -5,13 +5,16 @@ content hash (sha256 of title + text) holding the float32 vector (or, for token 
 float16 (n_tokens, dim) matrix; ``sentences``: float32 vectors of the offline judges' sentences,
 keyed by the text's sha256). A document seen before, under any id, is never encoded again;
 an edited document has a new hash and is encoded once. A damaged row (a vector of the wrong
-size, a NaN) is dropped and encoded again, with one warning naming the file.
+size, a NaN) is dropped and encoded again, with one warning naming the file. Threads may share
+one instance: its SQLite connection is used by one of them at a time, and ``lookup`` encodes
+outside that lock, so two threads encode at once.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -35,6 +38,7 @@ class VectorCache:
         # Workers of one run share the file: wait up to 30 s for another process's write or
         # its WAL recovery (after a killed process) instead of failing the judge.
         self._db = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False)
+        self._lock = threading.Lock()  # the connection, one thread at a time
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
@@ -55,19 +59,20 @@ class VectorCache:
         found: dict[str, np.ndarray] = {}
         damaged: list[str] = []
         unique = list(dict.fromkeys(hashes))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            for h, rows, dim, data in self._db.execute(
-                f"SELECT hash, rows, dim, data FROM vec WHERE hash IN ({marks})", chunk
-            ):
-                arr = self._decode(rows, dim, data)
-                if arr is None:
-                    damaged.append(h)
-                else:
-                    found[h] = arr
-        if damaged:
-            self._drop(damaged)
+        with self._lock:
+            for start in range(0, len(unique), 500):
+                chunk = unique[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for h, rows, dim, data in self._db.execute(
+                    f"SELECT hash, rows, dim, data FROM vec WHERE hash IN ({marks})", chunk
+                ):
+                    arr = self._decode(rows, dim, data)
+                    if arr is None:
+                        damaged.append(h)
+                    else:
+                        found[h] = arr
+            if damaged:
+                self._drop(damaged)
         return found
 
     def _decode(self, rows: object, dim: object, data: object) -> np.ndarray | None:
@@ -80,7 +85,8 @@ class VectorCache:
         return arr if np.isfinite(arr).all() else None
 
     def _drop(self, hashes: list[str]) -> None:
-        """Forget damaged rows, count them, warn on the first (a cache is disposable)."""
+        """Forget damaged rows, count them, warn on the first (a cache is disposable); the
+        caller holds the lock."""
         with self._db:
             self._db.executemany("DELETE FROM vec WHERE hash = ?", [(h,) for h in hashes])
         if not self.dropped:
@@ -98,7 +104,7 @@ class VectorCache:
             (h, int(a.reshape(-1, a.shape[-1]).shape[0]), int(a.shape[-1]), a.astype(self.dtype))
             for h, a in items.items()
         ]
-        with self._db:
+        with self._lock, self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO vec VALUES (?, ?, ?, ?)",
                 [(h, r, d, a.tobytes()) for h, r, d, a in rows],
@@ -134,4 +140,5 @@ class VectorCache:
         return [have[h] for h in hashes]
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            self._db.close()

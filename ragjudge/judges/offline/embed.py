@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -87,54 +87,44 @@ class EmbeddingCache:
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         """Vectors of ``texts``: from the disk cache when ``persist`` (misses encoded and kept
-        there), else encoded. The model runs outside the disk cache's lock, so threads that
-        share this cache (the generator's and the judges' in a sweep) encode at the same time;
-        only the SQLite reads and writes take turns. The disk cache is disposable: when it
-        cannot be opened, read or written (a read-only home, a corrupt file), the judges run
-        without it and the first failure warns once, naming the file."""
-        if not self.persist:
-            return self.encoder.encode(texts)
-        hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
-        have = self._disk_call(lambda disk: disk.get_many(hashes))
-        if have is None:
-            return self.encoder.encode(texts)
-        todo = {h: t for h, t in zip(hashes, texts, strict=True) if h not in have}
-        if todo:
-            vecs = self.encoder.encode(list(todo.values()))
-            new = {
-                h: np.asarray(v, dtype=np.float32).reshape(-1)
-                for h, v in zip(todo, vecs, strict=True)
-            }
-            self._disk_call(lambda disk: disk.put_many(new))
-            have.update(new)
-        return np.stack([have[h].reshape(-1) for h in hashes]).astype(np.float32)
-
-    def _disk_call(self, action: Callable[[Any], Any]) -> Any:
-        """``action(disk cache)`` under the lock (one SQLite connection, one thread at a time);
-        None when the disk cache is off or fails (then it is off, said once)."""
+        there, ``VectorCache.lookup``, which encodes outside its connection's lock, so threads
+        sharing this cache encode at the same time), else encoded. The disk cache is
+        disposable: when it cannot be opened, read or written (a read-only home, a corrupt
+        file), the judges run without it and the first failure warns once, naming the file."""
         from ragjudge.errors import StateFileError
+
+        if self.persist:
+            hashes = [hashlib.sha256(t.encode("utf-8")).hexdigest() for t in texts]
+            try:
+                disk = self._open_disk()
+                if disk is not None:
+                    found = disk.lookup(hashes, texts, lambda todo: list(self.encoder.encode(todo)))
+                    return np.stack([v.reshape(-1) for v in found]).astype(np.float32)
+            except (OSError, sqlite3.Error, StateFileError) as exc:
+                self._without_disk(exc)
+        return self.encoder.encode(texts)
+
+    def _open_disk(self) -> Any:
+        """The disk cache (``VectorCache``), opened at first use; None once it is off."""
         from ragjudge.retrieval.cache import VectorCache
 
         with self._disk_lock:
-            if not self.persist:
-                return None
-            try:
-                if self._disk is None:
-                    self._disk = VectorCache(self.encoder_name, kind="sentences")
-                return action(self._disk)
-            except (OSError, sqlite3.Error, StateFileError) as exc:
-                self._without_disk(exc)
-                return None
+            if self.persist and self._disk is None:
+                self._disk = VectorCache(self.encoder_name, kind="sentences")
+            return self._disk if self.persist else None
 
     def _without_disk(self, exc: BaseException) -> None:
-        """Stop using the disk cache after ``exc``, saying so once (the caller holds
-        ``_disk_lock``)."""
+        """Stop using the disk cache after ``exc``, saying so once (another thread's failure
+        after the first is not said again)."""
         from ragjudge.home import state_path
 
-        self.persist = False
-        if self._disk is not None:
-            self._disk.close()
-            self._disk = None
+        with self._disk_lock:
+            if not self.persist:
+                return
+            self.persist = False
+            if self._disk is not None:
+                self._disk.close()
+                self._disk = None
         try:
             where = str(state_path("embeddings"))
         except OSError:
@@ -144,7 +134,7 @@ class EmbeddingCache:
                 f"{where}: the sentence vector cache is unusable ({exc}); the offline judges "
                 "run without the disk cache (same scores, each text encoded again)"
             ),
-            stacklevel=6,
+            stacklevel=5,
         )
 
     def warm(self, texts: Iterable[str]) -> None:

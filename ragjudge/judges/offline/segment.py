@@ -98,11 +98,6 @@ class Aspect:
     answer_type: str
 
 
-def strip_citations(text: str) -> str:
-    """``text`` without ``[3]``-style citation markers and URLs."""
-    return " ".join(_URL.sub(" ", _CITATION.sub("", text)).split())
-
-
 def without_citations(text: str) -> str:
     """``text`` without ``[3]``-style citation markers (nothing else changes, line breaks
     included): how the judges read an answer's sentences, so "Bees dance. [1]" is the sentence
@@ -110,10 +105,15 @@ def without_citations(text: str) -> str:
     return _CITATION.sub("", text)
 
 
+def strip_citations(text: str) -> str:
+    """``text`` without ``[3]``-style citation markers and URLs, white space collapsed."""
+    return " ".join(_URL.sub(" ", without_citations(text)).split())
+
+
 def clean_context(text: str) -> str:
     """A context with replacement characters, URLs and citation markers removed."""
     text = text.replace("\ufffd?", " - ").replace("\ufffd", " ")
-    return _CITATION.sub("", _URL.sub(" ", text))
+    return without_citations(_URL.sub(" ", text))
 
 
 def is_non_committal(text: str) -> bool:
