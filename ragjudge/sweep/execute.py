@@ -2,9 +2,12 @@
 process (asyncio, ``concurrency`` judge calls at a time) and writes through the run store.
 
 Each stage writes as soon as a result exists: the rankings and retrieval metrics once, the
-answers after each slice of generation, each judge result (with its prefix derivations and
-copies, ``ragjudge.sweep.plan``) in its own transaction. A run killed at any point therefore
-resumes without duplicate rows and without paying again for a call the LLM cache holds.
+answers after each slice of generation, the judge results (with their prefix derivations and
+copies, ``ragjudge.sweep.plan``) through ``ResultWriter``: a result that used an LLM is written
+at once, in its own transaction with any free ones waiting; free results (the offline judges)
+are written ``FREE_ROWS`` at a time and at the end of each slice, so a free judgement does not
+cost a transaction. A run killed at any point therefore resumes without duplicate rows and
+without paying again (at most the free results still waiting are judged again).
 
 Budget: before an LLM-backed call starts, ``Budget.admit`` checks that the calls and cost
 already spent in this run (its stored ledger) plus a reservation for the calls in flight stay
@@ -47,6 +50,31 @@ if TYPE_CHECKING:
     from ragjudge.generate import AnswerKey
 
 Progress = Callable[[str], None]
+
+FREE_ROWS = 128
+"""Free judge rows (results that used no LLM) written in one transaction."""
+
+
+class ResultWriter:
+    """Judge rows on their way to the run store: ``add(rows, result)`` writes everything waiting
+    at once when ``result`` used an LLM (its usage is not empty: paid work is never left
+    unwritten) or when ``FREE_ROWS`` rows wait; ``flush()`` writes what waits (the executor
+    calls it at the end of each slice and when a stage stops)."""
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.waiting: list[StoredJudgeResult] = []
+
+    def add(self, rows: Sequence[StoredJudgeResult], result: JudgeResult) -> None:
+        self.waiting.extend(rows)
+        if result.usage != TokenUsage() or len(self.waiting) >= FREE_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.waiting:
+            rows, self.waiting = self.waiting, []
+            self.store.put_judge_results(self.run_id, rows)
 
 
 @runtime_checkable
@@ -297,13 +325,15 @@ class InProcessExecutor:
         rows: Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]],
     ) -> None:
         """Judge every task concurrently (slice by slice, ``prepared_slices``), storing
-        ``rows(task, result)`` as each returns; on a budget stop, cancel what has not started
-        and re-raise."""
+        ``rows(task, result)`` through a ``ResultWriter`` as each returns (all of them by the
+        end of each slice); on a budget stop, cancel what has not started, store what
+        finished, and re-raise."""
+        writer = ResultWriter(self.store, self.run_id)
         with self._bar(judge.name, len(tasks)) as advance:
 
             async def one(task: JudgeTask) -> None:
                 res = await self._judge_one(judge, task.item)
-                self.store.put_judge_results(self.run_id, rows(task, res))
+                writer.add(rows(task, res), res)
                 advance()
 
             from ragjudge.judges.runner import prepared_slices
@@ -313,11 +343,14 @@ class InProcessExecutor:
                 for part in prepared_slices([judge], [t.item for t in tasks]):
                     running = [asyncio.create_task(one(tasks[i])) for i in part]
                     await asyncio.gather(*running)
+                    writer.flush()
             except BudgetExhausted:
                 for t in running:
                     t.cancel()
                 await asyncio.gather(*running, return_exceptions=True)
                 raise
+            finally:
+                writer.flush()
 
     def close(self) -> None:
         """Nothing to release: everything ran in this process."""

@@ -248,14 +248,16 @@ def number_set(text: str) -> set[str]:
     return out
 
 
-def quantities(text: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def quantities(text: str) -> frozenset[str]:
     """``number_set`` plus the month and weekday names written capitalised (so the verb "may"
     is not a date): the parts of a claim that must match exactly, "30 August" against "30 July"
     as much as 1925 against 1889."""
-    return number_set(text) | {m.group(0).lower() for m in _DATE_WORD.finditer(text)}
+    return frozenset(number_set(text) | {m.group(0).lower() for m in _DATE_WORD.finditer(text)})
 
 
-def names(text: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def names(text: str) -> frozenset[str]:
     """Stems of the word tokens (``text.tokens``, so they compare with a chunk's tokens) that are
     capitalised, not sentence-initial, two characters or more, and neither stop words nor
     month or weekday names (those are ``quantities``): "Beekeepers'" gives ``beekeeper``,
@@ -269,7 +271,7 @@ def names(text: str) -> set[str]:
             low = word.lower()
             if low not in STOP_WORDS and low not in _DATE_WORDS:
                 out.add(stem(low))
-    return out
+    return frozenset(out)
 
 
 def capitalised(text: str) -> set[str]:
@@ -286,7 +288,9 @@ def _bigrams(seq: list[str]) -> set[tuple[str, str]]:
 
 
 def _share_in(items: Iterable[Hashable], pool: AbstractSet[Hashable]) -> float:
-    """Share of ``items`` found in ``pool`` (1.0 for no items)."""
+    """Share of ``items`` found in ``pool`` (1.0 for no items); a list counts each repeat."""
+    if isinstance(items, set | frozenset):
+        return len(items & pool) / len(items) if items else 1.0
     seq = list(items)
     return sum(i in pool for i in seq) / len(seq) if seq else 1.0
 

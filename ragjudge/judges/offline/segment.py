@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ragjudge.text import content_words, split_sentences, tokens, word_matches
 
@@ -127,6 +128,7 @@ def hedge_rate(text: str) -> float:
     return sum(t in _HEDGES for t in toks) / len(toks) if toks else 0.0
 
 
+@lru_cache(maxsize=65536)
 def negated(text: str) -> bool:
     """True when the text contains a negation word."""
     return any(t in _NEGATIONS or t.endswith("n't") for t in tokens(text))
