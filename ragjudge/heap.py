@@ -1,4 +1,5 @@
-"""The cyclic garbage collector during a hot asynchronous run (``collector_eased``).
+"""The cyclic garbage collector during a hot run (``collector_eased``: ``run_judges`` and the
+sweep's stages) and at a command's exit (``freeze_at_exit``).
 
 A run judging many items allocates short-lived objects by the million (requests, replies,
 results); every 700 allocations CPython's collector scans the youngest generation, every tenth
@@ -48,3 +49,12 @@ def collector_eased() -> Iterator[None]:
             if not _ACTIVE:
                 gc.set_threshold(*before)
                 gc.unfreeze()
+
+
+def freeze_at_exit() -> None:
+    """An ``atexit`` hook for a command-line process: ``gc.freeze()`` as the interpreter shuts
+    down, so the full collections of its finalisation do not walk every object the command
+    made (after ``ragjudge demo``, about 0.6 s of a 2-core machine's time). What is freed by
+    reference counting is still freed; cycles left at exit are reclaimed by the operating
+    system with the process (every store write is committed before a command returns)."""
+    gc.freeze()

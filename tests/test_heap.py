@@ -52,3 +52,56 @@ def test_blocks_overlapping_in_threads_restore_the_collector_after_the_last() ->
     second.__exit__(None, None, None)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
+
+
+_EXIT_SCRIPT = """
+import atexit, gc, sys
+class Node:
+    def __del__(self):
+        sys.stdout.write("collected\\n")
+        sys.stdout.flush()
+a, b = Node(), Node()
+a.other, b.other = b, a  # a cycle: only the collector frees it
+if sys.argv[1] == "hook":
+    from ragjudge.heap import freeze_at_exit
+    atexit.register(freeze_at_exit)
+del a, b
+"""
+
+
+@pytest.mark.parametrize("hook", ["hook", "none"])
+def test_freeze_at_exit_keeps_the_exit_collections_off_what_is_left(hook: str) -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _EXIT_SCRIPT, hook], capture_output=True, text=True, check=True
+    ).stdout
+    assert ("collected" in out) is (hook == "none")
+
+
+_CLI_SCRIPT = """
+import sys
+import ragjudge.heap as heap
+hook = heap.freeze_at_exit
+def counted():
+    sys.stdout.write("frozen\\n")
+    hook()
+heap.freeze_at_exit = counted
+from ragjudge.cli import main
+for _ in range(3):
+    try:
+        main(["--version"])
+    except SystemExit:
+        pass
+"""
+
+
+def test_the_command_line_registers_the_exit_hook_once() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _CLI_SCRIPT], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.count("frozen") == 1

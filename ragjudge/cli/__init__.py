@@ -124,10 +124,15 @@ def main(argv: list[str] | None = None) -> None:
     3 the budget stopped the run. User errors become one message; an unexpected exception
     becomes one line (type, message, where) and exit 2, never a traceback, unless
     ``RAGJUDGE_DEBUG=1`` asks for the traceback."""
+    import atexit
     import os
     import warnings
 
+    from ragjudge.heap import freeze_at_exit
+
     warnings.showwarning = _show_warning
+    atexit.unregister(freeze_at_exit)  # once, however often main runs in one process
+    atexit.register(freeze_at_exit)
     try:
         # Without standalone mode click returns (not raises) the code of a typer.Exit.
         code = app(args=argv, standalone_mode=False)

@@ -21,6 +21,7 @@ from typing import Any, TypedDict, Unpack
 
 from ragjudge.adapters import with_retrieved
 from ragjudge.errors import ConfigError
+from ragjudge.heap import collector_eased
 from ragjudge.judges.base import conform
 from ragjudge.schema import JudgeResult, TestSet
 from ragjudge.store import RunStore, StoredJudgeResult, open_store
@@ -169,7 +170,8 @@ async def _execute_to_status(
         problem = await comp.llm.preflight() if comp.llm is not None else None
         if problem is not None:  # a dead or misconfigured endpoint, found before spending
             raise StageFailedError(problem.message)
-        await execute_run(executor, store, run_id, config, testset, comp)
+        with collector_eased():  # the run allocates by the million: ragjudge.heap
+            await execute_run(executor, store, run_id, config, testset, comp)
     except BudgetExhausted as exc:
         say(f"budget reached: {exc}; resume with a larger budget to continue")
         return "stopped_budget"

@@ -74,24 +74,35 @@ class OfflineJudge:
     def chunk_profiles(self, item: JudgeInput) -> list[TextProfile]:
         return [profile(c) for c in item.contexts]
 
+    def texts(self, item: JudgeInput) -> list[str] | None:
+        """The texts judging ``item`` will embed, listed without judging it, or None when only
+        judging tells (then ``prepare`` makes a dry pass). A judge's list must be exactly what
+        its ``_judge`` asks the cache for (tests compare the two on the demo and on edge
+        cases); the base lists nothing."""
+        return None
+
     def prepare(self, items: Sequence[JudgeInput]) -> None:
         """Encode, in one batch, every text judging ``items`` will embed (``BatchedJudge``).
 
-        A dry pass of ``_judge`` over each item, on a copy of this judge whose cache records
-        texts instead of encoding them (``TextRecorder``), lists the texts; the cache then
-        encodes the ones it lacks in one call. The texts a judge asks for do not depend on the
-        vectors' values, so the real pass finds them all cached (one it did not would be encoded
-        when asked for) and returns the same results, up to the encoder's float rounding, which
-        depends on what shares a batch. An item the dry pass cannot judge is skipped: the real
-        pass reports its error. With the claim-support model, the dry pass also fills that
-        model's pair cache."""
+        The texts of an item are its ``texts(item)``; when that is None, a dry pass of
+        ``_judge`` on a copy of this judge whose cache records texts instead of encoding them
+        (``TextRecorder``) lists them. The cache then encodes the ones it lacks in one call.
+        The texts a judge asks for do not depend on the vectors' values, so the real pass finds
+        them all cached (one it did not would be encoded when asked for) and returns the same
+        results. An item that cannot be listed or dry-judged is skipped: the real pass reports
+        its error. With the claim-support model, the dry pass also fills that model's pair
+        cache (``texts`` is None there)."""
         dry = copy.copy(self)
         recorder = TextRecorder()
         dry.cache = EmbeddingCache(recorder)
         for item in items:
             if precheck(self, item) is None:
                 try:
-                    dry._judge(item)
+                    listed = self.texts(item)
+                    if listed is None:
+                        dry._judge(item)
+                    else:
+                        recorder.texts.extend(listed)
                 except Exception:
                     continue  # judged for real next, where the error is reported
         self.cache.warm(recorder.texts)

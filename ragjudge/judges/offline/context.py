@@ -17,8 +17,8 @@ Every cell and every chunk verdict depends on that chunk alone, so ``at_k(result
 from __future__ import annotations
 
 from ragjudge.judges.offline.base import OfflineJudge
-from ragjudge.judges.offline.features import chunk_features
-from ragjudge.judges.offline.support import claim_verdicts, reference_support
+from ragjudge.judges.offline.features import chunk_features, chunk_texts
+from ragjudge.judges.offline.support import claim_verdicts, reference_support, reference_texts
 from ragjudge.judges.prefix import derive_at_k, precision_at_k, recall_at_k
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import ChunkVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
@@ -35,6 +35,11 @@ class OfflineContextRecallJudge(_Prefix, OfflineJudge):
     name = "context_recall"
     requires_reference = True
     needs_answer = False
+
+    def texts(self, item: JudgeInput) -> list[str] | None:
+        return reference_texts(
+            item.reference or "", item.question, self.chunk_profiles(item), self.params
+        )
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
         points, sup = reference_support(
@@ -58,6 +63,16 @@ class OfflineContextRecallJudge(_Prefix, OfflineJudge):
 class OfflineContextPrecisionJudge(_Prefix, OfflineJudge):
     name = "context_precision"
     needs_answer = False
+
+    def texts(self, item: JudgeInput) -> list[str] | None:
+        reference = (item.reference or "").strip()
+        profiles = self.chunk_profiles(item)
+        listed = (
+            reference_texts(reference, item.question, profiles, self.params) if reference else []
+        )
+        if listed is None:
+            return None
+        return [*listed, *(t for c in profiles for t in chunk_texts(item.question, c))]
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
         reference = (item.reference or "").strip()

@@ -25,7 +25,12 @@ from __future__ import annotations
 from ragjudge.judges.offline.base import OfflineJudge
 from ragjudge.judges.offline.segment import claims as segment_claims
 from ragjudge.judges.offline.segment import is_non_committal, short_answer
-from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, points_support
+from ragjudge.judges.offline.support import (
+    VERDICT_CREDIT,
+    claim_verdicts,
+    points_support,
+    points_texts,
+)
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -34,9 +39,14 @@ from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 class OfflineFaithfulnessJudge(OfflineJudge):
     name = "faithfulness"
 
+    def texts(self, item: JudgeInput) -> list[str] | None:
+        short, claims, _ = _claims(item)
+        if not claims:
+            return []
+        return points_texts(short, claims, item.question, self.chunk_profiles(item), self.params)
+
     def _judge(self, item: JudgeInput) -> JudgeResult:
-        short = short_answer(item.answer)
-        claims, given = ([short], item.question) if short else (segment_claims(item.answer), "")
+        short, claims, given = _claims(item)
         if not claims:
             why = "abstains" if is_non_committal(item.answer) else "makes no factual claim"
             return self.result(item, JudgeStatus.no_claims, error=f"the answer {why}")
@@ -57,3 +67,12 @@ class OfflineFaithfulnessJudge(OfflineJudge):
             score=score,
             evidence=Evidence(claims=verdicts, features=features),
         )
+
+
+def _claims(item: JudgeInput) -> tuple[str | None, list[str], str]:
+    """The answer as a short answer (else None), its claims, and the text whose words count as
+    given (the question, for a short answer)."""
+    short = short_answer(item.answer)
+    if short:
+        return short, [short], item.question
+    return None, segment_claims(item.answer), ""

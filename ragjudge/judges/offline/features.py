@@ -411,6 +411,13 @@ def support_features(
     return out
 
 
+def support_texts(claims: list[str], chunk: TextProfile) -> list[str]:
+    """The texts ``support_features(claims, chunk, ...)`` embeds, in the order it asks."""
+    if not claims:
+        return []
+    return [*claims, *chunk.texts, *([chunk.text] if chunk.text.strip() else [])]
+
+
 def short_support_features(
     question: str, answer: str, chunks: list[TextProfile], cache: EmbeddingCache
 ) -> np.ndarray:
@@ -465,6 +472,13 @@ def short_support_features(
             type_miss,
         )
     return out
+
+
+def short_support_texts(question: str, chunks: list[TextProfile]) -> list[str]:
+    """The texts ``short_support_features(question, _, chunks, ...)`` embeds."""
+    if not chunks:
+        return []
+    return [question, *(u for c in chunks for u in c.units)]
 
 
 def _type_ok(aspect: Aspect, answer: str, question: str) -> float:
@@ -593,3 +607,10 @@ def chunk_features(
         "ref_support": float(reference_support or 0.0),
         "has_ref": float(reference_support is not None),
     }
+
+
+def chunk_texts(question: str, chunk: TextProfile) -> list[str]:
+    """The texts ``chunk_features(question, chunk, ...)`` embeds."""
+    if not chunk.texts:
+        return []
+    return [question, *(a.text for a in question_aspects(question)), *chunk.texts]

@@ -43,8 +43,10 @@ from ragjudge.judges.offline.features import (
     TextProfile,
     lexical_checks,
     short_support_features,
+    short_support_texts,
     stems,
     support_features,
+    support_texts,
 )
 from ragjudge.judges.offline.params import LogisticModel, Params
 from ragjudge.judges.offline.segment import reference_points, short_answer
@@ -120,11 +122,44 @@ def reference_support(
     is one point, read as the answer to ``question`` (``short_support``) when
     ``short_support_model`` gives a model; otherwise the points are
     ``segment.reference_points`` and ``support_matrix`` reads them as claims."""
+    short, points = _reference_claims(reference, question, params)
+    return points, points_support(short, points, question, chunks, params, cache)
+
+
+def _reference_claims(
+    reference: str, question: str, params: Params
+) -> tuple[str | None, list[str]]:
+    """``reference`` as a short answer (else None) and its points (``reference_support``)."""
     short = short_answer(reference)
     points = reference_points(reference)
     if short is not None and short_support_model(short, question, params) is not None:
         points = [short]
-    return points, points_support(short, points, question, chunks, params, cache)
+    return short, points
+
+
+def reference_texts(
+    reference: str, question: str, chunks: list[TextProfile], params: Params
+) -> list[str] | None:
+    """The texts ``reference_support`` embeds (None: not known without judging, as
+    ``points_texts``)."""
+    short, points = _reference_claims(reference, question, params)
+    return points_texts(short, points, question, chunks, params)
+
+
+def points_texts(
+    short: str | None,
+    points: list[str],
+    question: str,
+    chunks: list[TextProfile],
+    params: Params,
+) -> list[str] | None:
+    """The texts ``points_support`` embeds, or None with the claim-support model, whose pairs
+    are cached only by judging (``OfflineJudge.prepare`` then makes a dry pass)."""
+    if short is not None and short_support_model(short, question, params) is not None:
+        return short_support_texts(question, chunks)
+    if params.support_model is not None:
+        return None
+    return [t for c in chunks for t in support_texts(points, c)]
 
 
 def points_support(
