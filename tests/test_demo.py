@@ -53,12 +53,13 @@ def test_demo_command_writes_report_and_prints_k(tmp_path):
 @pytest.mark.slow
 def test_demo_runs_on_one_model_without_torch(tmp_path):
     """Retrieval, the generator and the judges share the judges' encoder (the shipped ONNX
-    model): the demo never imports torch nor sentence-transformers (about 8 s and 300 MB)."""
+    model): ``ragjudge demo`` never imports torch nor sentence-transformers (about 8 s and
+    300 MB), nor scipy.stats (about 1 s; only a report's coverage test needs it)."""
+    heavy = ("torch", "sentence_transformers", "scipy.stats")
     code = (
-        "import sys; from pathlib import Path; from ragjudge.sweep.demo import run_demo; "
-        f"out = run_demo(Path({str(tmp_path / 'out')!r}), cases=3); "
-        "assert out.status == 'finished', out.status; "
-        "print(sorted(m for m in ('torch', 'sentence_transformers') if m in sys.modules))"
+        "import atexit, sys; from ragjudge.cli import main; "
+        f"atexit.register(lambda: print(sorted(m for m in {heavy!r} if m in sys.modules))); "
+        f"main(['demo', '--cases', '3', '--out', {str(tmp_path / 'out')!r}])"
     )
     env = {**os.environ, "RAGJUDGE_HOME": str(tmp_path / "home")}
     env.pop("RAGJUDGE_JUDGE_PRECISION", None)

@@ -39,7 +39,6 @@ from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
-from scipy.stats import binomtest
 
 from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.report.thresholds import ResolvedRule, Thresholds
@@ -175,6 +174,8 @@ def _coverage_test(cur: MetricSeries, base: MetricSeries) -> tuple[float | None,
     gained = sum(1 for c in shared if base.values[c] is None and cur.values[c] is not None)
     if lost + gained == 0:
         return None, lost
+    from scipy.stats import binomtest  # scipy.stats takes ~1 s to import: only when asked
+
     return float(binomtest(lost, lost + gained, 0.5, alternative="greater").pvalue), lost
 
 
