@@ -17,14 +17,20 @@ answer scores 1, any other 0. An abstaining answer to an answerable question sco
 from __future__ import annotations
 
 from ragjudge.judges.offline.base import OfflineJudge
-from ragjudge.judges.offline.features import aspect_features, profile
+from ragjudge.judges.offline.features import aspect_features, aspect_texts, profile
 from ragjudge.judges.offline.relevancy import abstains, unanswerable
 from ragjudge.judges.offline.segment import (
     question_aspects,
     reference_points,
     without_citations,
 )
-from ragjudge.judges.offline.support import VERDICT_CREDIT, claim_verdicts, support_matrix, verdict
+from ragjudge.judges.offline.support import (
+    VERDICT_CREDIT,
+    claim_verdicts,
+    support_matrix,
+    support_matrix_texts,
+    verdict,
+)
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import ClaimVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
 
@@ -33,6 +39,15 @@ from ragjudge.schema import ClaimVerdict, Evidence, JudgeInput, JudgeResult, Jud
 class OfflineCompletenessJudge(OfflineJudge):
     name = "completeness"
     needs_contexts = False
+
+    def texts(self, item: JudgeInput) -> list[str] | None:
+        if unanswerable(item.reference):
+            return []
+        reference = (item.reference or "").strip()
+        if not reference:
+            return aspect_texts(question_aspects(item.question), item.answer)
+        answer = profile(without_citations(item.answer), as_units=True)
+        return support_matrix_texts(reference_points(reference), [answer], self.params)
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
         if unanswerable(item.reference):

@@ -68,7 +68,12 @@ class EmbeddingCache:
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (shape ``(len(texts), dim)``), encoding the misses in one batch."""
         with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._store))
+            store = self._store
+            if texts and all(t in store for t in texts):  # the common case: all cached
+                for t in texts:
+                    store.move_to_end(t)
+                return np.stack([store[t] for t in texts])
+            missing = list(dict.fromkeys(t for t in texts if t not in store))
         if missing:
             vecs = self._encode(missing)
             with self._lock:

@@ -511,10 +511,8 @@ def aspect_features(
     ``asp_term_cov`` = share of the aspect's content stems found in the answer.
     The answer is read without its citation markers (``segment.without_citations``).
     """
-    answer = without_citations(answer)
+    answer, units = _aspect_units(answer)
     out = np.zeros((len(aspects), len(ASPECT_FEATURES)), dtype=np.float64)
-    sentences = [s for s in split_sentences(answer) if s.strip()] or [answer]
-    units = [*sentences, answer] if len(sentences) > 1 else sentences
     if not aspects or not answer.strip():
         return out
     sims = cache.vectors([a.text for a in aspects]) @ cache.vectors(units).T
@@ -526,6 +524,36 @@ def aspect_features(
             _share_in(set(stems(aspect.text)), astems),
         )
     return out
+
+
+def _aspect_units(answer: str) -> tuple[str, list[str]]:
+    """The answer without citation markers and what ``aspect_features`` compares an aspect
+    with: its sentences, plus the whole answer when it has more than one."""
+    answer = without_citations(answer)
+    sentences = [s for s in split_sentences(answer) if s.strip()] or [answer]
+    return answer, [*sentences, answer] if len(sentences) > 1 else sentences
+
+
+def aspect_texts(aspects: list[Aspect], answer: str) -> list[str]:
+    """The texts ``aspect_features(aspects, answer, ...)`` embeds."""
+    answer, units = _aspect_units(answer)
+    if not aspects or not answer.strip():
+        return []
+    return [*(a.text for a in aspects), *units]
+
+
+def _answer_sentences(answer: str) -> tuple[str, list[str]]:
+    """The answer without citation markers and its non-empty sentences."""
+    answer = without_citations(answer)
+    return answer, [s for s in split_sentences(answer) if s.strip()]
+
+
+def relevancy_texts(question: str, answer: str) -> list[str]:
+    """The texts ``relevancy_features(question, answer, ...)`` embeds."""
+    answer, sentences = _answer_sentences(answer)
+    if not sentences:
+        return []
+    return [question, answer, *sentences, *aspect_texts(question_aspects(question), answer)]
 
 
 def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dict[str, float]:
@@ -544,8 +572,7 @@ def relevancy_features(question: str, answer: str, cache: EmbeddingCache) -> dic
     with cosine below ``OFF_TOPIC_COS`` to the question). The answer is read without its
     citation markers (``segment.without_citations``): "[1]" is no part of what it says.
     """
-    answer = without_citations(answer)
-    sentences = [s for s in split_sentences(answer) if s.strip()]
+    answer, sentences = _answer_sentences(answer)
     if not sentences:
         every = dict.fromkeys((*RELEVANCY_FEATURES, *SHORT_RELEVANCY_FEATURES), 0.0)
         return every | {"non_committal": 1.0}

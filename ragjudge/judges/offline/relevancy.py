@@ -20,7 +20,7 @@ answer and scores 1; any other answer to such a question scores 0).
 from __future__ import annotations
 
 from ragjudge.judges.offline.base import OfflineJudge
-from ragjudge.judges.offline.features import relevancy_features
+from ragjudge.judges.offline.features import relevancy_features, relevancy_texts
 from ragjudge.judges.offline.params import Params
 from ragjudge.judges.offline.segment import claims as segment_claims
 from ragjudge.judges.offline.segment import is_non_committal, terse_answer
@@ -51,6 +51,11 @@ def relevancy_model(answer: str, params: Params) -> str:
 class OfflineAnswerRelevancyJudge(OfflineJudge):
     name = "answer_relevancy"
     needs_contexts = False
+
+    def texts(self, item: JudgeInput) -> list[str] | None:
+        if unanswerable(item.reference):
+            return []
+        return relevancy_texts(item.question, item.answer)
 
     def _judge(self, item: JudgeInput) -> JudgeResult:
         if unanswerable(item.reference):

@@ -157,9 +157,17 @@ def points_texts(
     are cached only by judging (``OfflineJudge.prepare`` then makes a dry pass)."""
     if short is not None and short_support_model(short, question, params) is not None:
         return short_support_texts(question, chunks)
+    return support_matrix_texts(points, chunks, params)
+
+
+def support_matrix_texts(
+    claims: list[str], chunks: list[TextProfile], params: Params
+) -> list[str] | None:
+    """The texts ``support_matrix`` embeds, or None with the claim-support model
+    (``points_texts``)."""
     if params.support_model is not None:
         return None
-    return [t for c in chunks for t in support_texts(points, c)]
+    return [t for c in chunks for t in support_texts(claims, c)]
 
 
 def points_support(
