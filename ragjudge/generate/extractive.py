@@ -94,15 +94,24 @@ class ExtractiveGenerator:
         return self._encoder
 
     def _vectors(self, texts: list[str]) -> np.ndarray:
-        """Embeddings of ``texts``; sentences seen before (e.g. at a smaller k) are cached."""
+        """Embeddings of ``texts``; sentences seen before (e.g. at a smaller k) are cached. The
+        misses are encoded outside the cache's lock, so answers generated in several threads
+        encode at the same time (two may then encode one text: the same vector)."""
+        found: dict[str, np.ndarray] = {}
         with self._lock:
-            todo = [t for t in dict.fromkeys(texts) if t not in self._cache]
-            if todo:
+            for t in texts:
+                vec = self._cache.get(t)
+                if vec is not None:
+                    found[t] = vec
+        todo = [t for t in dict.fromkeys(texts) if t not in found]
+        if todo:
+            vecs = self.encoder.encode(todo)
+            found.update(zip(todo, vecs, strict=True))
+            with self._lock:
                 if len(self._cache) + len(todo) > self._cache_size:
                     self._cache.clear()
-                for text, vec in zip(todo, self.encoder.encode(todo), strict=True):
-                    self._cache[text] = vec
-            return np.stack([self._cache[t] for t in texts])
+                self._cache.update(zip(todo, vecs, strict=True))
+        return np.stack([found[t] for t in texts])
 
     def scores(self, question: str, sentences: list[str]) -> np.ndarray:
         """The combined score s of each sentence (see the module docstring)."""
