@@ -19,6 +19,7 @@ sent (the items in flight reserved), so a run stops cleanly between batches.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -112,14 +113,23 @@ class RayExecutor(InProcessExecutor):
             out[i] = answers
         return [a for part in out for a in part]
 
+    def _prepare(self, judge: Judge, tasks: Sequence[JudgeTask]) -> asyncio.Future[None]:
+        """Nothing: the workers prepare what they judge (a done future)."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
     async def _run(
         self,
         judge: Judge,
         tasks: Sequence[JudgeTask],
         rows: Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]],
+        *,
+        first_prepared: bool = False,
     ) -> None:
         """Judge the tasks in batches on the workers, storing each batch's rows as it returns;
-        with an LLM, a batch is sent only if it fits the budget beside the batches in flight."""
+        with an LLM, a batch is sent only if it fits the budget beside the batches in flight.
+        (The workers prepare what they judge: ``first_prepared`` is not this driver's.)"""
         batches = batches_of(tasks, self.workers)
         in_flight: dict[int, int] = {}
 

@@ -64,17 +64,20 @@ PREPARE_SLICE = 256
 computed (the offline judges: about 20 vectors an item) is still cached when it is used."""
 
 
-def prepared_slices(judges: Sequence[Judge], items: Sequence[JudgeInput]) -> Iterator[range]:
+def prepared_slices(
+    judges: Sequence[Judge], items: Sequence[JudgeInput], *, first_prepared: bool = False
+) -> Iterator[range]:
     """The index ranges of ``items`` to judge one after another. When some of ``judges``
     batches (``BatchedJudge``): slices of ``PREPARE_SLICE``, each prepared by those judges on
-    the items as ``judge_one`` passes them (pre-checked, cut) just before it is yielded;
-    otherwise one range of them all. A ``prepare`` that raises is passed over: it changes no
-    result, and judging the items reports the error."""
+    the items as ``judge_one`` passes them (pre-checked, cut) just before it is yielded
+    (but the first when ``first_prepared``: the caller prepared it); otherwise one range of
+    them all. A ``prepare`` that raises is passed over: it changes no result, and judging the
+    items reports the error."""
     batched = [j for j in judges if isinstance(j, BatchedJudge)]
     step = PREPARE_SLICE if batched else max(len(items), 1)
     for start in range(0, len(items), step):
         part = range(start, min(start + step, len(items)))
-        for judge in batched:
+        for judge in batched if start or not first_prepared else ():
             todo = [as_read(judge, items[i])[0] for i in part if precheck(judge, items[i]) is None]
             try:
                 judge.prepare(todo)

@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from ragjudge.generate import AnswerKey
 
 Progress = Callable[[str], None]
+RowsOf = Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]]
+"""The stored rows of a task's result (a prefix judge's rows at every k, or a task's copies)."""
 
 FREE_ROWS = 128
 """Free judge rows (results that used no LLM) written in one transaction."""
@@ -277,18 +279,48 @@ class InProcessExecutor:
         """Carry out ``plan``: store its known rows, then each call's rows as it returns."""
         if plan.known:
             self.store.put_judge_results(self.run_id, plan.known)
+        from ragjudge.judges.runner import PREPARE_SLICE
+
         ks = self.config.ks
         await self._preflight([*plan.prefix, *((j, t) for _, j, t in plan.per_k)])
-        for judge, tasks in plan.prefix:
-            self.progress(f"judging {judge.name} once at k={ks[-1]} ({len(tasks)} cases)")
+        steps: list[tuple[Judge, Sequence[JudgeTask], str, str, RowsOf]] = [
+            *(
+                (judge, tasks, f"once at k={ks[-1]} ({len(tasks)} cases)", "judge:prefix",
+                 lambda t, r: prefix_rows(t.judge, t.case_id, r, ks))
+                for judge, tasks in plan.prefix
+            ),
+            *(
+                (judge, tasks, f"at k={k} ({len(tasks)} items)", f"judge@{k}",
+                 lambda t, r: t.rows(r))
+                for k, judge, tasks in plan.per_k
+            ),
+        ]  # fmt: skip
+        ready: asyncio.Future[None] | None = None
+        for i, (judge, tasks, where, phase, rows) in enumerate(steps):
+            self.progress(f"judging {judge.name} {where}")
             t0 = time.perf_counter()
-            await self._run(judge, tasks, lambda t, r: prefix_rows(t.judge, t.case_id, r, ks))
-            self.timings["judge:prefix"] += time.perf_counter() - t0
-        for k, judge, tasks in plan.per_k:
-            self.progress(f"judging {judge.name} at k={k} ({len(tasks)} items)")
-            t0 = time.perf_counter()
-            await self._run(judge, tasks, lambda t, r: t.rows(r))
-            self.timings[f"judge@{k}"] += time.perf_counter() - t0
+            await (ready or self._prepare(judge, tasks))
+            ready = None
+            if i + 1 < len(steps) and len(tasks) <= PREPARE_SLICE:
+                ready = self._prepare(*steps[i + 1][:2])
+            await self._run(judge, tasks, rows, first_prepared=True)
+            self.timings[phase] += time.perf_counter() - t0
+
+    def _prepare(self, judge: Judge, tasks: Sequence[JudgeTask]) -> asyncio.Future[None]:
+        """Prepare the first slice of ``tasks`` (``runner.prepared_slices``) in a worker
+        thread. ``judge`` starts this for the next step while it judges the current one (whose
+        texts are all encoded by then), so the next step's texts are encoded on the encoder's
+        threads while the current step's judges run their Python (offline judges: the cores
+        are otherwise half idle); ``_run`` then finds that slice prepared. Only after a
+        one-slice step, so that two preparations never encode the same texts at once."""
+        from ragjudge.judges.runner import prepared_slices
+
+        items = [t.item for t in tasks]
+
+        def first_slice() -> None:
+            next(prepared_slices([judge], items), None)
+
+        return asyncio.get_running_loop().run_in_executor(None, first_slice)
 
     async def _preflight(self, work: Sequence[tuple[Judge, Sequence[JudgeTask]]]) -> None:
         """Before any call: each ``SpendingJudge`` says what its tasks will cost (the
@@ -323,8 +355,11 @@ class InProcessExecutor:
         judge: Judge,
         tasks: Sequence[JudgeTask],
         rows: Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]],
+        *,
+        first_prepared: bool = False,
     ) -> None:
-        """Judge every task concurrently (slice by slice, ``prepared_slices``), storing
+        """Judge every task concurrently (slice by slice, ``prepared_slices``; the first one
+        already prepared when ``first_prepared``, ``_prepare``), storing
         ``rows(task, result)`` through a ``ResultWriter`` as each returns (all of them by the
         end of each slice); on a budget stop, cancel what has not started, store what
         finished, and re-raise."""
@@ -340,7 +375,8 @@ class InProcessExecutor:
 
             running: list[asyncio.Task[None]] = []
             try:
-                for part in prepared_slices([judge], [t.item for t in tasks]):
+                items = [t.item for t in tasks]
+                for part in prepared_slices([judge], items, first_prepared=first_prepared):
                     running = [asyncio.create_task(one(tasks[i])) for i in part]
                     await asyncio.gather(*running)
                     writer.flush()
