@@ -26,7 +26,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ragjudge.protocols import Judge
 from ragjudge.schema import (
@@ -52,6 +52,18 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None]
 RowsOf = Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]]
 """The stored rows of a task's result (a prefix judge's rows at every k, or a task's copies)."""
+
+
+class _Step(NamedTuple):
+    """One judge's tasks in ``InProcessExecutor.judge``: where they are judged (the progress
+    line), the timings' phase, and the rows a result becomes."""
+
+    judge: Judge
+    tasks: Sequence[JudgeTask]
+    where: str
+    phase: str
+    rows: RowsOf
+
 
 FREE_ROWS = 128
 """Free judge rows (results that used no LLM) written in one transaction."""
@@ -276,25 +288,28 @@ class InProcessExecutor:
     # ------------------------------------------------------------------ judging
 
     async def judge(self, plan: JudgePlan) -> None:
-        """Carry out ``plan``: store its known rows, then each call's rows as it returns."""
+        """Carry out ``plan``: store its known rows, then judge it step by step (a judge's
+        prefix tasks, then each k's tasks of each judge), each step's items prepared before
+        it is judged (the next step's meanwhile, ``_prepare``) and its rows stored as they
+        return (``_run``)."""
         if plan.known:
             self.store.put_judge_results(self.run_id, plan.known)
         from ragjudge.judges.runner import PREPARE_SLICE
 
         ks = self.config.ks
         await self._preflight([*plan.prefix, *((j, t) for _, j, t in plan.per_k)])
-        steps: list[tuple[Judge, Sequence[JudgeTask], str, str, RowsOf]] = [
-            *(
-                (judge, tasks, f"once at k={ks[-1]} ({len(tasks)} cases)", "judge:prefix",
-                 lambda t, r: prefix_rows(t.judge, t.case_id, r, ks))
-                for judge, tasks in plan.prefix
-            ),
-            *(
-                (judge, tasks, f"at k={k} ({len(tasks)} items)", f"judge@{k}",
-                 lambda t, r: t.rows(r))
-                for k, judge, tasks in plan.per_k
-            ),
-        ]  # fmt: skip
+
+        def prefix(task: JudgeTask, result: JudgeResult) -> list[StoredJudgeResult]:
+            return prefix_rows(task.judge, task.case_id, result, ks)
+
+        steps = [
+            _Step(judge, tasks, f"once at k={ks[-1]} ({len(tasks)} cases)", "judge:prefix", prefix)
+            for judge, tasks in plan.prefix
+        ]
+        steps += [
+            _Step(judge, tasks, f"at k={k} ({len(tasks)} items)", f"judge@{k}", JudgeTask.rows)
+            for k, judge, tasks in plan.per_k
+        ]
         ready: asyncio.Future[None] | None = None
         for i, (judge, tasks, where, phase, rows) in enumerate(steps):
             self.progress(f"judging {judge.name} {where}")
@@ -302,7 +317,7 @@ class InProcessExecutor:
             await (ready or self._prepare(judge, tasks))
             ready = None
             if i + 1 < len(steps) and len(tasks) <= PREPARE_SLICE:
-                ready = self._prepare(*steps[i + 1][:2])
+                ready = self._prepare(steps[i + 1].judge, steps[i + 1].tasks)
             await self._run(judge, tasks, rows, first_prepared=True)
             self.timings[phase] += time.perf_counter() - t0
 
@@ -354,7 +369,7 @@ class InProcessExecutor:
         self,
         judge: Judge,
         tasks: Sequence[JudgeTask],
-        rows: Callable[[JudgeTask, JudgeResult], list[StoredJudgeResult]],
+        rows: RowsOf,
         *,
         first_prepared: bool = False,
     ) -> None:
