@@ -4,9 +4,9 @@ The five judges of one item see the same question, answer, reference and context
 k-sweep judges the same contexts at several k. ``EmbeddingCache.vectors(texts)`` encodes only the
 texts it has not seen, in ONE batch, and keeps at most ``max_items`` vectors (least recently used
 evicted). ``warm(texts)`` encodes many items' texts in one batch: ``OfflineJudge.prepare`` learns
-which texts a judge will ask for by a dry pass over a ``TextRecorder`` (a few ms an item), then
-warms the cache with them; a cold item is about 1.6x faster than with the judges' small
-per-item batches (bench/bench_offline_judges.py).
+which texts a judge will ask for from the judge's ``texts`` (or, where it cannot list them, a dry
+pass of the judge over a ``TextRecorder``), then warms the cache with them; a cold item is
+about 1.6x faster than with the judges' small per-item batches (bench/bench_offline_judges.py).
 With ``persist=True`` (the judges' shared cache) a miss is looked up first in
 ``RAGJUDGE_HOME/embeddings/<encoder name>.sentences.sqlite``
 (``ragjudge.retrieval.cache.VectorCache``, keyed by the sha256 of the text, float32), so a
