@@ -98,7 +98,9 @@ class SentenceTransformerEncoder:
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
-            dim = int(self.model.get_sentence_embedding_dimension() or 384)
+            # renamed in sentence-transformers 6 (the old name warns there); >= 3 is supported
+            dimension = getattr(self.model, "get_embedding_dimension", None)
+            dim = int((dimension or self.model.get_sentence_embedding_dimension)() or 384)
             return np.zeros((0, dim), dtype=np.float32)
         vecs = self.model.encode(
             list(texts),
