@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ragjudge.schema import JudgeInput, JudgeResult
 from ragjudge.store import open_store
 from ragjudge.sweep.components import Components
-from ragjudge.sweep.run import run_sweep
+from ragjudge.sweep.run import SweepOutcome, run_sweep
 from tests.test_sweep_run import (
     CountingJudge,
     FirstSentenceGenerator,
@@ -55,23 +55,60 @@ class PreparingJudge(CountingJudge):
         return await super().judge(item)
 
 
-def test_the_next_step_is_prepared_in_a_thread_while_the_current_one_is_judged(tmp_path):
-    judge = PreparingJudge()
+def _sweep(tmp_path, judge: CountingJudge) -> SweepOutcome:
+    """The small sweep of tests/test_sweep_run.py at k = 1..3 with ``judge`` as faithfulness."""
     comp = Components(
         retriever=OverlapRetriever(),
         generator=FirstSentenceGenerator(),
         judges=[judge],
         models={"generator": "first-sentence@1"},
     )
-    out = run_sweep(
+    return run_sweep(
         config(ks=[1, 2, 3], judges={"names": ["faithfulness"]}),
         store=open_store(tmp_path / "runs.sqlite"),
         components=comp,
         testset=make_testset(),
     )
+
+
+def test_the_next_step_is_prepared_in_a_thread_while_the_current_one_is_judged(tmp_path):
+    judge = PreparingJudge()
+    out = _sweep(tmp_path, judge)
     assert out.status == "finished"
     assert out.counts["judge_results"] == 7 * 3
     assert judge.judged_unprepared == []
     assert judge.waited_in_vain == 0  # k = 2 was being prepared while k = 1 was judged
     assert sorted(k for k, _ in judge.prepared) == [1, 2, 3]  # each step prepared once
     assert all(name != threading.main_thread().name for _, name in judge.prepared)
+
+
+class ItemPreparingJudge(CountingJudge):
+    """A ``BatchedJudge`` that notes every item prepared and every item judged unprepared."""
+
+    backend = "custom"
+    needs_answer = True
+
+    def __init__(self) -> None:
+        super().__init__("faithfulness", needs_contexts=True)
+        self.prepared: list[str] = []
+        self.judged_unprepared: list[str] = []
+
+    def prepare(self, items: Sequence[JudgeInput]) -> None:
+        self.prepared += [i.id for i in items]
+
+    async def judge(self, item: JudgeInput) -> JudgeResult:
+        if item.id not in self.prepared:
+            self.judged_unprepared.append(item.id)
+        return await super().judge(item)
+
+
+def test_steps_of_several_slices_are_prepared_slice_by_slice(tmp_path, monkeypatch):
+    import ragjudge.judges.runner as runner
+
+    monkeypatch.setattr(runner, "PREPARE_SLICE", 3)  # seven cases: three slices a step
+    judge = ItemPreparingJudge()
+    out = _sweep(tmp_path, judge)
+    assert out.status == "finished"
+    assert judge.judged_unprepared == []
+    assert sorted(judge.prepared) == sorted(set(judge.prepared))  # each item once
+    assert len(judge.prepared) == 7 * 3

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ragjudge.schema import JudgeResult, JudgeStatus, RunManifest, TokenUsage
+from ragjudge.schema import JudgeResult, JudgeStatus, TokenUsage
 from ragjudge.store import StoredJudgeResult, open_store
 from ragjudge.sweep.execute import FREE_ROWS, ResultWriter
+from tests.test_store import manifest
 
 
 def _result(case: str, usage: TokenUsage | None = None) -> JudgeResult:
@@ -28,16 +29,7 @@ def _rows(case: str, res: JudgeResult) -> list[StoredJudgeResult]:
 
 def test_free_rows_wait_for_a_batch_and_a_paid_result_writes_everything(tmp_path: Path) -> None:
     store = open_store(tmp_path / "runs.sqlite")
-    manifest = RunManifest(
-        run_id="r",
-        dataset_name="d",
-        dataset_hash="h",
-        config_hash="c",
-        config={},
-        ragjudge_version="0",
-        started_at="2026-12-06T00:00:00Z",
-    )
-    store.create_run(manifest)
+    store.create_run(manifest("r"))
     writer = ResultWriter(store, "r")
 
     free = _result("c0")

@@ -113,11 +113,9 @@ class RayExecutor(InProcessExecutor):
             out[i] = answers
         return [a for part in out for a in part]
 
-    def _prepare(self, judge: Judge, tasks: Sequence[JudgeTask]) -> asyncio.Future[None]:
-        """Nothing: the workers prepare what they judge (a done future)."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        done.set_result(None)
-        return done
+    def _prepare(self, judge: Judge, tasks: Sequence[JudgeTask]) -> asyncio.Future[None] | None:
+        """Nothing: the workers prepare what they judge."""
+        return None
 
     async def _run(
         self,

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
-from ragjudge.protocols import Judge
+from ragjudge.protocols import BatchedJudge, Judge
 from ragjudge.schema import (
     Answer,
     JudgeInput,
@@ -310,26 +310,31 @@ class InProcessExecutor:
             _Step(judge, tasks, f"at k={k} ({len(tasks)} items)", f"judge@{k}", JudgeTask.rows)
             for k, judge, tasks in plan.per_k
         ]
-        ready: asyncio.Future[None] | None = None
+        ahead: asyncio.Future[None] | None = None
+        started_ahead = False  # this step's preparation began during the last one
         for i, (judge, tasks, where, phase, rows) in enumerate(steps):
             self.progress(f"judging {judge.name} {where}")
             t0 = time.perf_counter()
-            await (ready or self._prepare(judge, tasks))
-            ready = None
-            if i + 1 < len(steps) and len(tasks) <= PREPARE_SLICE:
-                ready = self._prepare(steps[i + 1].judge, steps[i + 1].tasks)
+            ready = ahead if started_ahead else self._prepare(judge, tasks)
+            if ready is not None:
+                await ready
+            started_ahead = i + 1 < len(steps) and len(tasks) <= PREPARE_SLICE
+            ahead = self._prepare(*steps[i + 1][:2]) if started_ahead else None
             await self._run(judge, tasks, rows, first_prepared=True)
             self.timings[phase] += time.perf_counter() - t0
 
-    def _prepare(self, judge: Judge, tasks: Sequence[JudgeTask]) -> asyncio.Future[None]:
+    def _prepare(self, judge: Judge, tasks: Sequence[JudgeTask]) -> asyncio.Future[None] | None:
         """Prepare the first slice of ``tasks`` (``runner.prepared_slices``) in a worker
-        thread. ``judge`` starts this for the next step while it judges the current one (whose
-        texts are all encoded by then), so the next step's texts are encoded on the encoder's
-        threads while the current step's judges run their Python (offline judges: the cores
-        are otherwise half idle); ``_run`` then finds that slice prepared. Only after a
-        one-slice step, so that two preparations never encode the same texts at once."""
+        thread; None when ``judge`` prepares nothing (not a ``BatchedJudge``). ``judge`` starts
+        this for the next step while it judges the current one (whose texts are all encoded by
+        then), so the next step's texts are encoded on the encoder's threads while the current
+        step's judges run their Python (offline judges: the cores are otherwise half idle);
+        ``_run`` then finds that slice prepared. Only after a one-slice step, so that two
+        preparations never encode the same texts at once."""
         from ragjudge.judges.runner import prepared_slices
 
+        if not isinstance(judge, BatchedJudge):
+            return None
         items = [t.item for t in tasks]
 
         def first_slice() -> None:

@@ -66,28 +66,29 @@ class EmbeddingCache:
         return self._encoder.name if self._encoder is not None else judge_encoder_name()
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors of ``texts`` (shape ``(len(texts), dim)``), encoding the misses in one batch."""
+        """Vectors of ``texts`` (shape ``(len(texts), dim)``), encoding the misses in one batch
+        (outside the lock, so threads sharing the cache encode at the same time)."""
         with self._lock:
-            store = self._store
-            if texts and all(t in store for t in texts):  # the common case: all cached
-                for t in texts:
-                    store.move_to_end(t)
-                return np.stack([store[t] for t in texts])
-            missing = list(dict.fromkeys(t for t in texts if t not in store))
-        if missing:
-            vecs = self._encode(missing)
-            with self._lock:
-                for text, vec in zip(missing, vecs, strict=True):
-                    self._store[text] = vec
-                self.encoded += len(missing)
+            missing = [t for t in dict.fromkeys(texts) if t not in self._store]
+            if not missing:
+                return self._take(texts)
+        vecs = self._encode(missing)
         with self._lock:
-            if not texts:
-                return np.zeros((0, self._dim()), dtype=np.float32)
-            out = np.stack([self._store[t] for t in texts])
-            for t in texts:
-                self._store.move_to_end(t)
-            while len(self._store) > self.max_items:
-                self._store.popitem(last=False)
+            for text, vec in zip(missing, vecs, strict=True):
+                self._store[text] = vec
+            self.encoded += len(missing)
+            return self._take(texts)
+
+    def _take(self, texts: Sequence[str]) -> np.ndarray:
+        """The stored vectors of ``texts``, now the most recently used; the least recently
+        used beyond ``max_items`` are evicted after. The caller holds the lock."""
+        if not texts:
+            return np.zeros((0, self._dim()), dtype=np.float32)
+        out = np.stack([self._store[t] for t in texts])
+        for t in texts:
+            self._store.move_to_end(t)
+        while len(self._store) > self.max_items:
+            self._store.popitem(last=False)
         return out
 
     def _encode(self, texts: list[str]) -> np.ndarray:

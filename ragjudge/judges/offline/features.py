@@ -526,11 +526,18 @@ def aspect_features(
     return out
 
 
+def _answer_sentences(answer: str) -> tuple[str, list[str]]:
+    """The answer without citation markers and its non-empty sentences."""
+    answer = without_citations(answer)
+    return answer, [s for s in split_sentences(answer) if s.strip()]
+
+
 def _aspect_units(answer: str) -> tuple[str, list[str]]:
     """The answer without citation markers and what ``aspect_features`` compares an aspect
-    with: its sentences, plus the whole answer when it has more than one."""
-    answer = without_citations(answer)
-    sentences = [s for s in split_sentences(answer) if s.strip()] or [answer]
+    with: its sentences (the answer itself when it has none), plus the whole answer when it has
+    more than one."""
+    answer, sentences = _answer_sentences(answer)
+    sentences = sentences or [answer]
     return answer, [*sentences, answer] if len(sentences) > 1 else sentences
 
 
@@ -540,12 +547,6 @@ def aspect_texts(aspects: list[Aspect], answer: str) -> list[str]:
     if not aspects or not answer.strip():
         return []
     return [*(a.text for a in aspects), *units]
-
-
-def _answer_sentences(answer: str) -> tuple[str, list[str]]:
-    """The answer without citation markers and its non-empty sentences."""
-    answer = without_citations(answer)
-    return answer, [s for s in split_sentences(answer) if s.strip()]
 
 
 def relevancy_texts(question: str, answer: str) -> list[str]:
