@@ -20,7 +20,7 @@ KS = [1, 2, 3, 4]
 MEANS = {1: 0.3, 2: 0.6, 3: 0.8, 4: 0.79}
 
 
-def res(judge: str, case: str, k: int, score: float | None) -> StoredJudgeResult:
+def res(judge: str, case: str, k: int, score: float | None, cost: float = 0.0) -> StoredJudgeResult:
     status = JudgeStatus.ok if score is not None else JudgeStatus.no_claims
     r = JudgeResult(
         judge=judge,
@@ -29,12 +29,24 @@ def res(judge: str, case: str, k: int, score: float | None) -> StoredJudgeResult
         item_id=item_id(case, k),
         score=score,
         status=status,
-        usage=TokenUsage(prompt_tokens=100 * k, calls=1),
+        usage=TokenUsage(prompt_tokens=100 * k, calls=1, cost_usd=cost * k),
     )
     return StoredJudgeResult(case, k, judge, r)
 
 
-def data(n: int = 40) -> RunView:
+def answer(case: str, k: int) -> Answer:
+    return Answer(
+        case_id=case,
+        k=k,
+        text="a",
+        context_ids=[f"d{j}" for j in range(k)],
+        contexts=["one two three four five"] * k,
+        generator="extractive",
+    )
+
+
+def data(n: int = 40, cost: float = 0.0) -> RunView:
+    """``n`` cases at each of KS; each judge result costs ``cost`` x k dollars."""
     rng = np.random.default_rng(1)
     rows, answers, retrieval = [], [], []
     for i in range(n):
@@ -42,19 +54,10 @@ def data(n: int = 40) -> RunView:
         noise = rng.normal(0, 0.1)
         for k in KS:
             s = float(np.clip(MEANS[k] + noise + rng.normal(0, 0.02), 0, 1))
-            rows.append(res("faithfulness", case, k, s))
+            rows.append(res("faithfulness", case, k, s, cost))
             # completeness unscored for one case at k=2: that case drops from the paired sample
-            rows.append(res("completeness", case, k, None if (i == 0 and k == 2) else s))
-            answers.append(
-                Answer(
-                    case_id=case,
-                    k=k,
-                    text="a",
-                    context_ids=[f"d{j}" for j in range(k)],
-                    contexts=["one two three four five"] * k,
-                    generator="extractive",
-                )
-            )
+            rows.append(res("completeness", case, k, None if (i == 0 and k == 2) else s, cost))
+            answers.append(answer(case, k))
             retrieval.append(RetrievalMetric(case, k, "recall", min(1.0, k / 3)))
     return RunView.from_rows("r", answers=answers, results=rows, retrieval=retrieval)
 
@@ -142,16 +145,7 @@ def test_margin_makes_a_tiny_but_consistent_loss_practically_equivalent():
         for k in (1, 2):
             s = 0.7 + 0.01 * (i % 5) - (0.02 if k == 2 and i % 4 == 0 else 0.0)
             rows.append(res("faithfulness", case, k, s))
-            answers.append(
-                Answer(
-                    case_id=case,
-                    k=k,
-                    text="a",
-                    context_ids=["d"] * k,
-                    contexts=["x"] * k,
-                    generator="extractive",
-                )
-            )
+            answers.append(answer(case, k))
     d = RunView.from_rows("r", answers=answers, results=rows)
     strict = analyse(d, ks=[1, 2], judges=["faithfulness"]).choice
     assert strict.best_k == 1 and strict.within_noise == [1]

@@ -1,11 +1,14 @@
-"""Report plots as PNG bytes (matplotlib, Agg backend): effects with intervals, and history."""
+"""Report plots as PNG bytes (matplotlib, Agg backend): effects with intervals, and history.
+
+Bare ``Figure`` objects, no pyplot: the web app draws these in its worker threads, where
+pyplot's global figure state is not safe."""
 
 from __future__ import annotations
 
 import io
 from collections import defaultdict
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.report.compare import Comparison
 from ragjudge.report.history import HistoryPoint
@@ -22,24 +25,23 @@ VERDICT_COLORS = {
 }
 
 
-def _png(fig: Figure) -> bytes:
-    import matplotlib.pyplot as plt
+def _axes(width: float, height: float) -> tuple[Figure, Any]:
+    from matplotlib.figure import Figure
 
+    fig = Figure(figsize=(width, height))
+    return fig, fig.add_subplot()
+
+
+def _png(fig: Figure) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    plt.close(fig)
     return buf.getvalue()
 
 
 def plot_effects(comparison: Comparison) -> bytes:
     """Forest plot: paired mean difference and 95% CI per metric and k, coloured by verdict."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     rows = [m for m in comparison.metrics if m.diff is not None]
-    fig, ax = plt.subplots(figsize=(7.5, max(2.0, 0.32 * len(rows) + 1.0)))
+    fig, ax = _axes(7.5, max(2.0, 0.32 * len(rows) + 1.0))
     for i, m in enumerate(reversed(rows)):
         color = VERDICT_COLORS["regressed" if m.flagged else m.verdict]
         if m.ci_low is not None and m.ci_high is not None:
@@ -55,11 +57,6 @@ def plot_effects(comparison: Comparison) -> bytes:
 
 def plot_history(points: Sequence[HistoryPoint]) -> bytes:
     """Each headline metric's mean (with its CI band) over the runs, oldest first."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     series: dict[str, list[HistoryPoint]] = defaultdict(list)
     order: list[str] = []
     for p in points:
@@ -67,7 +64,7 @@ def plot_history(points: Sequence[HistoryPoint]) -> bytes:
             order.append(p.run_id)
         if p.mean is not None:
             series[f"{p.metric} @ k={p.k}"].append(p)
-    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    fig, ax = _axes(7.5, 3.6)
     for label, pts in series.items():
         xs = [order.index(p.run_id) for p in pts]
         means = [float(p.mean or 0.0) for p in pts]
