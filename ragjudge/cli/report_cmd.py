@@ -52,7 +52,8 @@ def report(
     from rich.console import Console
 
     from ragjudge.errors import ConfigError
-    from ragjudge.report.build import check_out_dir, ordered, write_report
+    from ragjudge.render import check_out_dir
+    from ragjudge.report.build import ordered, write_report
     from ragjudge.report.from_store import newer_unfinished, resolve_runs, stored_report
     from ragjudge.report.thresholds import load_thresholds
     from ragjudge.store import open_store

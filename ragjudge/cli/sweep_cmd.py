@@ -101,7 +101,7 @@ def sweep(
     """
     from ragjudge.errors import ConfigError
     from ragjudge.home import home
-    from ragjudge.report.build import check_out_dir
+    from ragjudge.render import check_out_dir
     from ragjudge.store import open_store
     from ragjudge.sweep.config import load_config, stored_config
     from ragjudge.sweep.render import write_report
@@ -172,7 +172,7 @@ def demo(
 
     ``--executor ray`` runs it on Ray workers (a local Ray unless ``--ray-address``), as
     ``ragjudge sweep`` does."""
-    from ragjudge.report.build import check_out_dir
+    from ragjudge.render import check_out_dir
     from ragjudge.sweep.demo import demo_config, run_demo
 
     check_out_dir(out)  # before any work

@@ -15,12 +15,23 @@ from __future__ import annotations
 import base64
 import json
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel
 
+from ragjudge.errors import ConfigError
 from ragjudge.schema import Aggregate
+
+
+def check_out_dir(out_dir: str | Path) -> Path:
+    """The folder a report is written to, refused when a file of that name exists
+    (``ConfigError``); checked before any work, so a run never ends unable to write."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise ConfigError(f"{out}: --out must be a folder, and a file of that name exists")
+    return out
 
 
 def fmt_aggregate(a: Aggregate | None, digits: int = 3) -> str:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from ragjudge import __version__
 from ragjudge.errors import ConfigError
-from ragjudge.render import data_uri, render, to_json
+from ragjudge.render import check_out_dir, data_uri, render, to_json
 from ragjudge.report.compare import Comparison, MetricComparison, compare_runs, primary_keys
 from ragjudge.report.compare import headline_k as headline_k_of
 from ragjudge.report.history import HistoryPoint, history_points
@@ -254,14 +254,6 @@ def html_context(report: Report, plots: dict[str, bytes]) -> dict[str, Any]:
 
 def render_html(report: Report, plots: dict[str, bytes]) -> str:
     return render("report.html.j2", **html_context(report, plots))
-
-
-def check_out_dir(out_dir: str | Path) -> Path:
-    """The report folder, refused when a file of that name exists (``ConfigError``)."""
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise ConfigError(f"{out}: --out must be a folder, and a file of that name exists")
-    return out
 
 
 def write_report(report: Report, out_dir: str | Path, formats: Sequence[str]) -> dict[str, Path]:
