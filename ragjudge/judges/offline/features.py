@@ -346,17 +346,21 @@ def lexical_checks(
     the shares of its numbers and dates and of its names (less ``given``) that the chunk lacks
     (0.0 when it has none), and 1.0 when exactly one of the claim and the chunk unit sharing
     most of its content words is negated."""
-    nums = quantities(claim)
-    ents = names(claim) - given
     neg = 0.0
     if chunk.units:
         cset = set(stems(claim))
         best = max(range(len(chunk.units)), key=lambda u: _share_in(cset, chunk.unit_stems[u]))
         neg = float(negated(claim) != chunk.unit_negated[best])
+    return (*_misses(claim, chunk, given), neg)
+
+
+def _misses(claim: str, chunk: TextProfile, given: frozenset[str]) -> tuple[float, float]:
+    """``lexical_checks``' ``num_miss`` and ``ent_miss`` alone."""
+    nums = quantities(claim)
+    ents = names(claim) - given
     return (
         1.0 - _share_in(nums, chunk.numbers) if nums else 0.0,
         1.0 - _share_in(ents, chunk.raw_tokens) if ents else 0.0,
-        neg,
     )
 
 
@@ -382,20 +386,21 @@ def support_features(
     whole = claim_vecs @ cache.vectors([chunk.text])[0] if chunk.text.strip() else None
     pools = chunk.unit_stems + chunk.window_stems
     n_units = len(chunk.units)
+    bests = sims.argmax(axis=1).tolist() if sims is not None and sims.shape[1] else None
     for i, claim in enumerate(claims):
         cstems = stems(claim)
         cset = set(cstems) - given
-        if sims is not None and sims.shape[1]:
-            row = sims[i]
-            best = int(np.argmax(row))
-            cos_max = float(row[best])
+        if sims is not None and bests is not None:
+            best = bests[i]
+            cos_max = float(sims[i, best])
             lex_best = _share_in(cset, pools[best])
             lex_max = max(_share_in(cset, p) for p in pools)
             best_unit = best if best < n_units else best - n_units
             neg_mismatch = float(negated(claim) != chunk.unit_negated[best_unit])
         else:
             cos_max = lex_best = lex_max = neg_mismatch = 0.0
-        num_miss, ent_miss, _ = lexical_checks(claim, chunk, given)
+        # the negation feature is the one above (the best-matching text's unit), not lexical_checks'
+        num_miss, ent_miss = _misses(claim, chunk, given)
         out[i] = (
             cos_max,
             float(whole[i]) if whole is not None else 0.0,
