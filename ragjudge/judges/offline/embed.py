@@ -47,6 +47,8 @@ class EmbeddingCache:
         self._disk_lock = threading.Lock()
         self._store: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
+        self._pending: dict[str, threading.Event] = {}
+        """Texts some thread is encoding now, each with the event set when it is done."""
         self.encoded = 0
         """How many texts were actually encoded (misses), for benchmarks and tests."""
 
@@ -67,17 +69,34 @@ class EmbeddingCache:
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (shape ``(len(texts), dim)``), encoding the misses in one batch
-        (outside the lock, so threads sharing the cache encode at the same time)."""
-        with self._lock:
-            missing = [t for t in dict.fromkeys(texts) if t not in self._store]
-            if not missing:
-                return self._take(texts)
-        vecs = self._encode(missing)
-        with self._lock:
-            for text, vec in zip(missing, vecs, strict=True):
-                self._store[text] = vec
-            self.encoded += len(missing)
-            return self._take(texts)
+        (outside the lock, so threads sharing the cache encode at the same time). A miss that
+        another thread is encoding is waited for, not encoded again; if that thread fails,
+        the text is encoded here."""
+        while True:
+            with self._lock:
+                missing = [t for t in dict.fromkeys(texts) if t not in self._store]
+                if not missing:
+                    return self._take(texts)
+                mine = [t for t in missing if t not in self._pending]
+                theirs = {self._pending[t] for t in missing if t in self._pending}
+                done = threading.Event()
+                self._pending.update(dict.fromkeys(mine, done))
+            if mine:
+                try:
+                    vecs = self._encode(mine)
+                    with self._lock:
+                        for text, vec in zip(mine, vecs, strict=True):
+                            self._store[text] = vec
+                        self.encoded += len(mine)
+                        if not theirs:
+                            return self._take(texts)
+                finally:
+                    with self._lock:
+                        for text in mine:
+                            del self._pending[text]
+                    done.set()
+            for event in theirs:
+                event.wait()
 
     def _take(self, texts: Sequence[str]) -> np.ndarray:
         """The stored vectors of ``texts``, now the most recently used; the least recently
