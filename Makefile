@@ -15,7 +15,7 @@ $(BIN)/.installed: pyproject.toml requirements.lock
 
 # pip compiles the installed packages, but not an editable install's sources; where
 # PYTHONDONTWRITEBYTECODE is set (containers, CI images) every run would compile ragjudge again
-# (about 0.5 s a process). Up to date, this takes a tenth of a second.
+# (0.2-0.5 s a process here). Up to date, this takes a tenth of a second.
 bytecode: $(BIN)/.installed
 	$(BIN)/python -m compileall -q ragjudge
 
