@@ -27,7 +27,7 @@ from ragjudge.schema import Aggregate
 
 def check_out_dir(out_dir: str | Path) -> Path:
     """The folder a report is written to, refused when a file of that name exists
-    (``ConfigError``); checked before any work, so a run never ends unable to write."""
+    (``ConfigError``); the commands check it before any work, not after a run."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise ConfigError(f"{out}: --out must be a folder, and a file of that name exists")

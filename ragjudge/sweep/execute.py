@@ -329,8 +329,10 @@ class InProcessExecutor:
         this for the next step while it judges the current one (whose texts are all encoded by
         then), so the next step's texts are encoded on the encoder's threads while the current
         step's judges run their Python (offline judges: the cores are otherwise half idle);
-        ``_run`` then finds that slice prepared. Only after a one-slice step, so that two
-        preparations never encode the same texts at once."""
+        ``_run`` then finds that slice prepared. Only after a one-slice step: a longer step
+        prepares its later slices while it is judged, and the next step's preparation would
+        take the encoder's threads from them (a text wanted by both is encoded once either
+        way, ``EmbeddingCache.vectors``)."""
         from ragjudge.judges.runner import prepared_slices
 
         if not isinstance(judge, BatchedJudge):
