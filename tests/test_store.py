@@ -35,6 +35,7 @@ from ragjudge.store import (
     open_store,
     parse_item_id,
 )
+from ragjudge.store.base import now
 from ragjudge.store.view import RunView
 
 
@@ -137,6 +138,22 @@ def test_runs_tags_status_and_resolution(store_url):
     assert store.manifest("20260101-aaaa").status == "finished"
     store.delete_run("20260101-aaaa")
     assert [m.run_id for m in store.list_runs()] == ["20260102-bbbb"]
+
+
+def test_runs_begun_in_one_second_list_and_resolve_in_the_order_they_began(store_url):
+    """Run ids end in random hex, so within one second they need not sort by start; the
+    start stamp a sweep writes (``now("microseconds")``) must order them, or ``latest`` and
+    resuming the newest unfinished run could take the older one."""
+    store = open_store(store_url)
+    first = now("microseconds")
+    second = now("microseconds")
+    while second == first:
+        second = now("microseconds")
+    store.create_run(manifest("20260101T000000-abcdef-ffff", first))
+    store.create_run(manifest("20260101T000000-abcdef-0000", second))
+    order = [m.run_id for m in store.list_runs()]
+    assert order == ["20260101T000000-abcdef-ffff", "20260101T000000-abcdef-0000"]
+    assert store.resolve("latest") == "20260101T000000-abcdef-0000"
 
 
 def test_store_locked_by_another_process_is_a_clear_error(tmp_path):

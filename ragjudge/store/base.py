@@ -57,9 +57,11 @@ def parse_item_id(value: str) -> tuple[str, int]:
     return case_id, int(k)
 
 
-def now() -> str:
-    """UTC time stamp used in manifests and labels (ISO 8601, seconds)."""
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+def now(timespec: str = "seconds") -> str:
+    """UTC time stamp used in manifests and labels (ISO 8601, to ``timespec``). A run's start
+    is stamped to the microsecond: runs are ordered by it, and two started in the same second
+    must still list (and resolve ``latest``) in the order they began."""
+    return dt.datetime.now(dt.UTC).isoformat(timespec=timespec)
 
 
 class StoredJudgeResult(NamedTuple):

@@ -36,7 +36,7 @@ def run_definition(config: SweepConfig, comp: Components) -> dict[str, Any]:
 
 
 def new_run_id(config_hash: str) -> str:
-    stamp = now().replace("-", "").replace(":", "").split("+")[0]
+    stamp = now().replace("-", "").replace(":", "").split("+")[0]  # seconds: ids stay short
     return f"{stamp}-{config_hash[:6]}-{secrets.token_hex(2)}"
 
 
@@ -138,5 +138,5 @@ def fresh_manifest(
         models=comp.models,
         prompts=comp.prompts,
         tags=dict(tags or {}),
-        started_at=now(),
+        started_at=now("microseconds"),
     )
