@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -40,11 +41,27 @@ def resample_indices(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray
     """The one bootstrap draw of ragjudge: ``n_resamples`` index vectors of length ``n`` drawn
     with replacement from ``0..n-1`` (``numpy.random.default_rng(seed)``), yielded as (B, n)
     matrices of at most ~2M entries so that memory stays bounded for large n. Every interval
-    (``bootstrap_means`` here, ``calibrate.resample`` for any statistic) resamples through it."""
-    rng = np.random.default_rng(seed)
+    (``bootstrap_means`` here, ``calibrate.resample`` for any statistic) resamples through it.
+    A draw that fits one matrix is the same for every statistic of ``n`` items with the same
+    ``seed`` (a sweep's every metric at every k), so the last few are kept (``_one_block``,
+    read-only) rather than drawn again."""
     step = max(1, 2_000_000 // n)
+    if n_resamples <= step:
+        yield _one_block(n, n_resamples, seed)
+        return
+    rng = np.random.default_rng(seed)
     for start in range(0, n_resamples, step):
         yield rng.integers(0, n, size=(min(n_resamples, start + step) - start, n))
+
+
+@lru_cache(maxsize=4)
+def _one_block(n: int, n_resamples: int, seed: int) -> np.ndarray:
+    """``resample_indices``' draw when it is one matrix, as int32 (the same indices; at most
+    8 MB each), read-only."""
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
+    block = idx.astype(np.int32) if n < 2**31 else idx
+    block.setflags(write=False)
+    return block
 
 
 def bootstrap_means(

@@ -11,13 +11,20 @@ import pytest
 
 from ragjudge.api.evaluate import evaluate
 from ragjudge.errors import ConfigError
+from ragjudge.judges.coverage import decided
 from ragjudge.judges.registry import create_judge
 from ragjudge.llm import LLMClient
 from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus
 from ragjudge.store import open_store
+from ragjudge.store.rows import JudgeResults, RowSource
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.run import run_sweep
-from ragjudge.sweep.stages import StageFailedError, coverage_floor, judging_failure
+from ragjudge.sweep.stages import (
+    StageFailedError,
+    coverage_floor,
+    judging_failure,
+    stored_judging_failure,
+)
 from ragjudge.testing.faults import FaultPlan
 from ragjudge.testing.server import FakeLLMServer
 from tests.test_sweep_run import FirstSentenceGenerator, OverlapRetriever, config, make_testset
@@ -69,6 +76,29 @@ def test_coverage_floor_names_judge_coverage_and_dominant_failure(
     monkeypatch.setenv("RAGJUDGE_MIN_COVERAGE", "2")
     with pytest.raises(ConfigError, match="RAGJUDGE_MIN_COVERAGE"):
         coverage_floor()
+
+
+def test_the_stored_line_is_the_same_and_parses_only_the_failures() -> None:
+    """A run's stored results give ``judging_failure``'s line from their status and score
+    columns; a decided result is never parsed (its stored JSON here would not parse)."""
+    ok, bad, skip = JudgeStatus.ok, JudgeStatus.parse_error, JudgeStatus.skipped_missing_reference
+    for statuses in ([ok, ok, bad, skip], [ok, bad, bad, JudgeStatus.timeout], [bad], [skip]):
+        results = _results(statuses) + [
+            r.model_copy(update={"judge": "relevancy"}) for r in _results([bad, ok, ok])
+        ]
+        rows = {
+            (r.judge, 1, r.item_id): (
+                r.judge, 1, r.item_id, r.status.value, r.score,
+                "{not json" if decided(r) else r.model_dump_json(),
+            )
+            for r in results
+        }  # fmt: skip
+        by_judge = {"faithfulness": results[: len(statuses)], "relevancy": results[len(statuses) :]}
+        stored = JudgeResults(rows, RowSource("runs.sqlite", "r1"))
+        assert stored_judging_failure(stored) == judging_failure(by_judge)
+        only = {"faithfulness": by_judge["faithfulness"]}
+        assert stored_judging_failure(stored, {"faithfulness"}) == judging_failure(only)
+    assert stored_judging_failure(stored, {"relevancy"}) is None  # 2/3 scored
 
 
 def test_sweep_whose_every_reply_is_unparseable_fails(

@@ -5,7 +5,13 @@ import pytest
 from pydantic import ValidationError
 
 from ragjudge.schema import JudgeResult, JudgeStatus, Ranking, ScoredDoc
-from ragjudge.stats import aggregate, bootstrap_ci, paired_bootstrap, paired_permutation_p
+from ragjudge.stats import (
+    aggregate,
+    bootstrap_ci,
+    paired_bootstrap,
+    paired_permutation_p,
+    resample_indices,
+)
 
 
 def _result(score, status=JudgeStatus.ok):
@@ -77,3 +83,19 @@ def test_paired_statistics_detect_a_real_shift_and_not_noise():
     assert paired_permutation_p(better, base) < 0.01
     noise = base + rng.normal(0, 0.05, 80)
     assert paired_permutation_p(noise, base) > 0.01
+
+
+def test_the_bootstrap_draw_is_numpys_whether_kept_or_drawn_in_blocks():
+    """``resample_indices`` yields ``default_rng(seed).integers(0, n, (B, n))`` in blocks of
+    at most ~2M entries; a one-block draw is kept for the next statistic of the same size, and
+    no caller can change what the next one gets."""
+    for n, b, seed in [(60, 2000, 0), (7, 500, 3), (1500, 2000, 1)]:
+        want = np.random.default_rng(seed).integers(0, n, size=(b, n))
+        blocks = list(resample_indices(n, b, seed))
+        assert len(blocks) == (1 if n * b <= 2_000_000 else math.ceil(b / (2_000_000 // n)))
+        got = np.concatenate(blocks)
+        assert got.shape == (b, n) and (got == want).all()
+    (kept,) = resample_indices(60, 2000, 0)
+    assert next(iter(resample_indices(60, 2000, 0))) is kept  # drawn once
+    with pytest.raises(ValueError, match="read-only"):
+        kept[0, 0] = 1

@@ -490,6 +490,9 @@ def test_view_reads_scores_from_columns_and_parses_a_result_when_asked(store_url
     given = {(r.judge, r.k, r.case_id): r.result for r in rows}
     assert view.results[("faithfulness", 2, "q1")] == given[("faithfulness", 2, "q1")]
     assert [r.result for r in store.judge_results("r1")] == [view.results[k] for k in view.results]
+    fresh = RunView.read(store, "r1").results
+    assert [fresh.usage(k) for k in fresh] == [given[k].usage for k in fresh]  # field alone
+    assert fresh.usage(("faithfulness", 2, "q1")) == TokenUsage(prompt_tokens=10, calls=1)
 
     engine = sa.create_engine(_sql_url(store_url))
     with engine.begin() as c:
@@ -499,7 +502,11 @@ def test_view_reads_scores_from_columns_and_parses_a_result_when_asked(store_url
     view = RunView.read(store, "r1")  # the columns read, nothing parsed: no error yet
     assert view.results.score(("faithfulness", 1, "q1")) == 0.25
     assert view.results[("faithfulness", 1, "q1")].score == 0.25
-    for found in (lambda: view.results[("relevancy", 2, "q10")], view.validate):
+    for found in (
+        lambda: view.results[("relevancy", 2, "q10")],
+        lambda: view.results.usage(("relevancy", 2, "q10")),
+        view.validate,
+    ):
         with pytest.raises(CorruptRowError) as err:
             found()
         assert "run r1: a corrupt row in table judge_results" in str(err.value)

@@ -10,6 +10,7 @@ import pytest
 
 from ragjudge.schema import Answer, JudgeResult, JudgeStatus, TokenUsage
 from ragjudge.store import RetrievalMetric, StoredJudgeResult, item_id
+from ragjudge.store.rows import JudgeResults
 from ragjudge.store.view import RunView
 from ragjudge.sweep.analysis import analyse
 from ragjudge.sweep.config import ObjectiveConfig, PenaltyConfig
@@ -102,7 +103,7 @@ def test_weights_and_penalty_change_the_choice():
 
 def test_no_choice_without_scores():
     d = data(3)
-    empty = dataclasses.replace(d, results={})
+    empty = dataclasses.replace(d, results=JudgeResults.of({}))
     s = analyse(empty, ks=KS, judges=["faithfulness"])
     assert s.choice.best_k is None and "no case has the objective" in (s.choice.reason or "")
     assert s.table("judge")["faithfulness"][1].n_total == 3  # unjudged cases count as missing

@@ -6,12 +6,15 @@ whole; every call failing is always below it. Used by the sweep, ``evaluate()``,
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from ragjudge.errors import ConfigError, RagjudgeError
 from ragjudge.schema import JudgeResult, JudgeStatus
 from ragjudge.userconfig import setting
+
+if TYPE_CHECKING:
+    from ragjudge.store.rows import JudgeResults
 
 FLOOR_ENV = "RAGJUDGE_MIN_COVERAGE"
 
@@ -61,12 +64,42 @@ def judging_failure(
     (default ``coverage_floor()``) with its dominant failure status and count, and the first
     error of that status; None when every judge that made a call is at or above it. A judge
     that scored nothing is below any floor."""
-    floor = coverage_floor() if floor is None else floor
-    failed = []
+    tallies = {}
     for name, rs in results.items():
         called = [r for r in rs if r.status not in NO_CALL]
         failures = [(r.status.value, r.error) for r in called if not decided(r)]
-        line = coverage_problem(name, len(called) - len(failures), len(called), failures, floor)
+        tallies[name] = (len(called), failures)
+    return _failure_line(tallies, floor)
+
+
+def stored_judging_failure(
+    results: JudgeResults, names: Collection[str] | None = None, floor: float | None = None
+) -> str | None:
+    """``judging_failure`` over a run's stored results (of the judges in ``names``; all when
+    None), reading each result's status and score from their columns and parsing only the
+    results that failed (for the error the line quotes): the same line, without parsing every
+    result of a run that went well."""
+    scores = results.scores
+    tallies: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
+    for key, status in results.statuses.items():
+        name = key[0]
+        if status in NO_CALL or (names is not None and name not in names):
+            continue
+        called, failures = tallies.setdefault(name, (0, []))
+        if not is_decided(scores[key], status):
+            failures.append((status.value, results[key].error))
+        tallies[name] = (called + 1, failures)
+    return _failure_line(tallies, floor)
+
+
+def _failure_line(
+    tallies: Mapping[str, tuple[int, Sequence[tuple[str, str | None]]]], floor: float | None
+) -> str | None:
+    """``judging_failure``'s line from each judge's (calls, failures as (status, error))."""
+    floor = coverage_floor() if floor is None else floor
+    failed = []
+    for name, (called, failures) in tallies.items():
+        line = coverage_problem(name, called - len(failures), called, failures, floor)
         if line is not None:
             failed.append(line)
     if not failed:
@@ -98,4 +131,9 @@ def coverage_problem(
 
 def decided(r: JudgeResult) -> bool:
     """A score, or the judge's own finding that there is nothing to score (``no_claims``)."""
-    return r.score is not None or r.status == JudgeStatus.no_claims
+    return is_decided(r.score, r.status)
+
+
+def is_decided(score: float | None, status: JudgeStatus) -> bool:
+    """``decided`` from a result's score and status."""
+    return score is not None or status == JudgeStatus.no_claims

@@ -15,7 +15,7 @@ from ragjudge.errors import ConfigError
 from ragjudge.report.build import Report, build_report
 from ragjudge.report.runscores import MetricSeries, RunScores
 from ragjudge.report.thresholds import Thresholds
-from ragjudge.schema import JudgeResult, RunManifest
+from ragjudge.schema import RunManifest
 from ragjudge.store import RunStore
 from ragjudge.store.view import RunView
 
@@ -92,12 +92,9 @@ def _unfinished(store: RunStore, run_id: str, what: str, allow: bool) -> list[st
 def _below_floor(store: RunStore, run_id: str) -> str | None:
     """The coverage-floor line of a failed run (``ragjudge.judges.coverage.judging_failure``
     over its stored results: which judge, its coverage, its commonest failure), or None."""
-    from ragjudge.judges.coverage import judging_failure
+    from ragjudge.judges.coverage import stored_judging_failure
 
-    results: dict[str, list[JudgeResult]] = defaultdict(list)
-    for row in store.judge_results(run_id):
-        results[row.judge].append(row.result)
-    return judging_failure(results)
+    return stored_judging_failure(store.judge_result_rows(run_id))
 
 
 def resolve_runs(

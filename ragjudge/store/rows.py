@@ -6,8 +6,8 @@ Contract: ``parse_row`` turns one stored JSON value into its model or raises
 ``CorruptRowError`` on one line naming the store, the run, the table and the row's key.
 ``JudgeResults`` is a read-only ``Mapping`` ``(judge, k, case id) -> JudgeResult`` iterated in
 ``(judge, case id, k)`` order; ``score(key)`` / ``status(key)`` and the ``scores`` / ``statuses``
-mappings answer from the columns without parsing; a corrupt row is found when that row is
-parsed (``validate()`` parses every row: ``store check``).
+mappings answer from the columns without parsing, and ``usage(key)`` parses that one field; a
+corrupt row is found when that row is parsed (``validate()`` parses every row: ``store check``).
 """
 
 from __future__ import annotations
@@ -17,16 +17,23 @@ from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ragjudge.errors import StateFileError, first_problem
-from ragjudge.schema import JudgeResult, JudgeStatus
+from ragjudge.schema import JudgeResult, JudgeStatus, TokenUsage
 
 M = TypeVar("M", bound=BaseModel)
 Key = tuple[str, int, str]
 """(judge, k, case id)."""
 _STATUS, _SCORE, _RAW = 3, 4, 5
 """Positions in a stored judge-result row."""
+
+
+class _Usage(BaseModel):
+    """The one field ``JudgeResults.usage`` reads of a stored result (the rest is skipped)."""
+
+    model_config = ConfigDict(extra="ignore")
+    usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
 class CorruptRowError(StateFileError):
@@ -105,6 +112,15 @@ class JudgeResults(Mapping[Key, JudgeResult]):
     def score(self, key: Key) -> float | None:
         """The stored score of ``key`` (its column; nothing parsed)."""
         return self._rows[key][_SCORE]
+
+    def usage(self, key: Key) -> TokenUsage:
+        """The usage of ``key``'s result, parsing only that field of a result not yet parsed
+        (a corrupt row is still found: the stored value must be a JSON object)."""
+        got = self._parsed.get(key)
+        if got is not None:
+            return got.usage
+        raw = self._rows[key][_RAW]
+        return parse_row(_Usage, raw, self._source, "judge_results", _name(key)).usage
 
     def status(self, key: Key) -> JudgeStatus:
         """The stored status of ``key`` (its column; nothing parsed)."""

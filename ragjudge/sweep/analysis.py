@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
-from ragjudge.schema import Aggregate, Answer, JudgeResult, JudgeStatus, RunManifest
+from ragjudge.schema import Aggregate, Answer, JudgeStatus, RunManifest, TokenUsage
 from ragjudge.stats import aggregate_scores, paired_bootstrap
 from ragjudge.store.view import RunView
 from ragjudge.sweep.config import ObjectiveConfig
@@ -138,9 +138,11 @@ def analyse(
 
     scores: dict[tuple[str, int], dict[str, float | None]] = defaultdict(dict)
     statuses: dict[tuple[str, int], dict[str, str]] = defaultdict(dict)
-    for (judge, k, case), result in data.results.items():
-        scores[(judge, k)][case] = result.score
-        statuses[(judge, k)][case] = result.status.value
+    results = data.results
+    for (judge, k, case), score in results.scores.items():
+        scores[(judge, k)][case] = score
+    for (judge, k, case), judged in results.statuses.items():
+        statuses[(judge, k)][case] = judged.value
     for (metric, k, case), value in data.retrieval.items():
         scores[(metric, k)][case] = value
     retrieval_names = data.retrieval_metrics
@@ -264,25 +266,34 @@ def _costs(data: RunView, ks: Sequence[int]) -> list[CostAtK]:
     by_k_answers: dict[int, list[Answer]] = defaultdict(list)
     for (_, k), a in data.answers.items():
         by_k_answers[k].append(a)
-    by_k_results: dict[int, list[JudgeResult]] = defaultdict(list)
-    for (_, k, _), r in data.results.items():
-        by_k_results[k].append(r)
+    by_k_usage: dict[int, list[TokenUsage]] = defaultdict(list)
+    for key in data.results:
+        by_k_usage[key[1]].append(data.results.usage(key))
+    counted: dict[str, int] = {}  # a chunk is in the answers of every k from its rank on
     for k in ks:
         ans = by_k_answers.get(k, [])
-        res = by_k_results.get(k, [])
-        ctx = [sum(len(tokens(c)) for c in a.contexts) for a in ans]
+        res = by_k_usage.get(k, [])
+        ctx = [sum(_token_count(c, counted) for c in a.contexts) for a in ans]
         gen = sum(a.usage.prompt_tokens + a.usage.completion_tokens for a in ans)
-        jud = sum(r.usage.prompt_tokens + r.usage.completion_tokens for r in res)
+        jud = sum(u.prompt_tokens + u.completion_tokens for u in res)
         out.append(
             CostAtK(
                 k=k,
                 context_tokens_mean=float(np.mean(ctx)) if ctx else 0.0,
                 generation_tokens=gen,
                 judge_tokens=jud,
-                calls=sum(a.usage.calls for a in ans) + sum(r.usage.calls for r in res),
+                calls=sum(a.usage.calls for a in ans) + sum(u.calls for u in res),
                 cached_calls=sum(a.usage.cached_calls for a in ans)
-                + sum(r.usage.cached_calls for r in res),
-                cost_usd=sum(a.usage.cost_usd for a in ans) + sum(r.usage.cost_usd for r in res),
+                + sum(u.cached_calls for u in res),
+                cost_usd=sum(a.usage.cost_usd for a in ans) + sum(u.cost_usd for u in res),
             )
         )
     return out
+
+
+def _token_count(text: str, counted: dict[str, int]) -> int:
+    """``len(tokens(text))``, each distinct text counted once into ``counted``."""
+    n = counted.get(text)
+    if n is None:
+        n = counted[text] = len(tokens(text))
+    return n

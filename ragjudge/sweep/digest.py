@@ -69,14 +69,14 @@ def compute(
         if _analysis(own) != _analysis(config):
             summary = None
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for (judge, _, _), r in view.results.items():
-        counts[judge][r.status.value] += 1
+    for (judge, _, _), status in view.results.statuses.items():
+        counts[judge][status.value] += 1
     return RunDigest(
         status=view.manifest.status,
         summary=(summary or summarise(view)).model_copy(update={"manifest": None}),
         statuses={j: dict(c) for j, c in sorted(counts.items())},
         results=len(view.results),
-        scored=sum(r.score is not None for r in view.results.values()),
+        scored=sum(score is not None for score in view.results.scores.values()),
         cost_usd=sum(e.cost_usd for e in store.ledger(view.run_id)),
     )
 

@@ -15,7 +15,7 @@ it as ``interrupted`` (resumable).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, Unpack
 
@@ -23,8 +23,8 @@ from ragjudge.adapters import with_retrieved
 from ragjudge.errors import ConfigError
 from ragjudge.heap import collector_eased
 from ragjudge.judges.base import conform
-from ragjudge.schema import JudgeResult, TestSet
-from ragjudge.store import RunStore, StoredJudgeResult, open_store
+from ragjudge.schema import TestSet
+from ragjudge.store import RunStore, open_store
 from ragjudge.store.view import RunView
 from ragjudge.sweep.analysis import SweepSummary
 from ragjudge.sweep.budget import BudgetExhausted
@@ -40,7 +40,7 @@ from ragjudge.sweep.identity import (
     select_run,
 )
 from ragjudge.sweep.plan import plan_answers, plan_judging
-from ragjudge.sweep.stages import StageFailedError, judging_failure
+from ragjudge.sweep.stages import StageFailedError, stored_judging_failure
 
 
 @dataclass
@@ -84,20 +84,9 @@ async def execute_run(
         judges, testset.cases, config.ks, answers, store.judge_results(run_id), aplan.renewed
     )
     await executor.judge(jplan)
-    failure = judging_failure(group_results(store.judge_results(run_id), [j.name for j in judges]))
+    failure = stored_judging_failure(store.judge_result_rows(run_id), {j.name for j in judges})
     if failure is not None:
         raise StageFailedError(failure)
-
-
-def group_results(
-    rows: Sequence[StoredJudgeResult], names: Sequence[str]
-) -> dict[str, list[JudgeResult]]:
-    """Judge name -> its stored results (only the judges in ``names``)."""
-    out: dict[str, list[JudgeResult]] = {n: [] for n in names}
-    for row in rows:
-        if row.judge in out:
-            out[row.judge].append(row.result)
-    return out
 
 
 def _ledger_sink(store: RunStore, run_id: str) -> Callable[[Any], None]:

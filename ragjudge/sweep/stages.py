@@ -26,6 +26,7 @@ from ragjudge.judges.coverage import (
     coverage_floor,
     coverage_problem,
     judging_failure,
+    stored_judging_failure,
 )
 from ragjudge.schema import Answer
 
@@ -39,6 +40,7 @@ __all__ = [
     "generation_failure",
     "judging_failure",
     "reranking_failure",
+    "stored_judging_failure",
 ]
 
 
