@@ -51,13 +51,14 @@ from ragjudge.judges.offline import (  # noqa: E402
     OfflineFaithfulnessJudge,
 )
 from ragjudge.judges.offline.embed import EmbeddingCache  # noqa: E402
-from ragjudge.judges.offline.features import _stems, profile  # noqa: E402
+from ragjudge.judges.offline.features import _stems, profile, stem  # noqa: E402
 from ragjudge.judges.offline.params import (  # noqa: E402
     MODEL_PARAMS,
     PARAMS_DIR,
     Params,
     load_params,
 )
+from ragjudge.judges.offline.segment import _aspects  # noqa: E402
 from ragjudge.judges.offline.supportmodel import shared_model  # noqa: E402
 from ragjudge.judges.runner import run_judges  # noqa: E402
 from ragjudge.resources import demo_dir  # noqa: E402
@@ -125,10 +126,10 @@ def item_by_item(judges: list, items: list[JudgeInput]) -> tuple[float, list[flo
 
 
 def cold_start() -> None:
-    """Empty the judges' in-process text caches (chunk profiles, stems), so that a cold pass
-    does not reuse what an earlier pass computed."""
-    profile.cache_clear()
-    _stems.cache_clear()
+    """Empty the judges' in-process text caches (chunk profiles, stems, question aspects), so
+    that a cold pass does not reuse what an earlier pass computed."""
+    for cached in (profile, _stems, stem, _aspects):
+        cached.cache_clear()
 
 
 def as_runners_do(judges: list, items: list[JudgeInput]) -> tuple[float, list[float | None]]:

@@ -276,7 +276,13 @@ def answer_type(aspect: str) -> str:
 
 
 def question_aspects(question: str) -> list[Aspect]:
-    """The parts of a question (see the module docstring); at least one for any question."""
+    """The parts of a question (see the module docstring); at least one for any question. A
+    new list each call (the aspects are frozen; a judge asks once per chunk, so they are kept)."""
+    return list(_aspects(question))
+
+
+@lru_cache(maxsize=4096)
+def _aspects(question: str) -> tuple[Aspect, ...]:
     text = " ".join(strip_citations(question).split())
     parts = [p.strip(" ,.") for p in _ASPECT_SPLIT.split(text) if p and p.strip(" ,.")]
     merged: list[str] = []
@@ -303,4 +309,4 @@ def question_aspects(question: str) -> list[Aspect]:
         ):
             second = low.split()[2]
             aspects.append(Aspect(text=part, answer_type=answer_type(second + " " + part)))
-    return aspects
+    return tuple(aspects)
