@@ -55,13 +55,15 @@ def test_demo_runs_on_one_model_without_torch(tmp_path):
     """Retrieval, the generator and the judges share the judges' encoder (the shipped ONNX
     model): ``ragjudge demo`` never imports torch nor sentence-transformers (about 8 s and
     300 MB), nor scipy.stats (about 1 s; only a report's coverage test needs it), nor the
-    regression report (about 0.3 s) nor pyplot."""
+    regression report (about 0.3 s), pyplot or the LLM judges (an offline run registers the
+    offline ones only)."""
     heavy = (
         "torch",
         "sentence_transformers",
         "scipy.stats",
         "ragjudge.report",
         "matplotlib.pyplot",
+        "ragjudge.judges.llm",
     )
     code = (
         "import atexit, sys; from ragjudge.cli import main; "

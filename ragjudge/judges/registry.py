@@ -42,17 +42,28 @@ def register_judge(name: str, backend: str) -> Callable[[F], F]:
     return deco
 
 
-def _load_builtins() -> None:
-    # Importing the backends registers their judges. Missing optional extras are skipped.
-    import importlib
+BUILTIN_BACKENDS = ("offline", "llm", "ragas", "cascade")  # cascade last: it joins the others
+"""Backends whose judges ship with ragjudge, each registered by its module
+``ragjudge.judges.<backend>``."""
 
-    modules = ("offline", "llm", "ragas", "cascade")  # cascade last: it joins the others
-    for module in (f"ragjudge.judges.{m}" for m in modules):
+
+def _load_builtins(backend: str | None = None) -> None:
+    """Import the built-in module of ``backend`` (every built-in one when None or not built in),
+    which registers its judges: an offline run never imports the LLM judges. A missing
+    optional extra (ragas) is skipped."""
+    wanted = (backend,) if backend in BUILTIN_BACKENDS else BUILTIN_BACKENDS
+    for module in (f"ragjudge.judges.{m}" for m in wanted):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
             if not (exc.name or "").startswith(("ragas", "langchain")):
                 raise
+
+
+def registered(name: str, backend: str) -> bool:
+    """``name`` has a judge on ``backend`` (loading that backend's built-ins only)."""
+    _load_builtins(backend)
+    return (name, backend) in _REGISTRY
 
 
 def available() -> dict[str, list[str]]:
@@ -83,14 +94,15 @@ def build_judges(
     ``concurrency`` or else ``RAGJUDGE_MAX_CONCURRENCY``).
     ``options`` are keyword options for every factory (the cascade's band). Every name is
     checked before any client is built."""
-    known = available()
     for name in names:
+        if registered(name, backend):
+            continue
+        known = available()
         if name not in known:
             raise ConfigError(f"unknown judge {name!r}; known judges: {', '.join(sorted(known))}")
-        if backend not in known[name]:
-            raise ConfigError(
-                f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
-            )
+        raise ConfigError(
+            f"judge {name!r} has no {backend!r} backend; it has: {', '.join(known[name])}"
+        )
     wants = [takes_client(name, backend) for name in names]
     clients: list[Any] = []
     if any(wants):
@@ -107,14 +119,14 @@ def build_judges(
 def takes_client(name: str, backend: str) -> bool:
     """The registered factory of ``name`` on ``backend`` takes an LLM ``client`` (the judge
     calls an LLM, so a run gives it a client of the run's endpoint, ledger and cache)."""
-    _load_builtins()
+    _load_builtins(backend)
     factory = _REGISTRY.get((name, backend))
     return factory is not None and "client" in inspect.signature(factory).parameters
 
 
 def create_judge(name: str, backend: str, **options: Any) -> Judge:
     """Build a registered judge; an unknown name or backend lists the known ones."""
-    _load_builtins()
+    _load_builtins(backend)
     factory = _REGISTRY.get((name, backend))
     if factory is None:
         known = available()

@@ -84,7 +84,6 @@ def build_components(config: SweepConfig, given: GivenParts | None = None) -> Co
     ``module:object`` name is imported (``ragjudge.adapters``); ``given`` parts replace theirs."""
     from ragjudge.adapters import as_generator, as_retriever, identity, is_import_path, load_object
     from ragjudge.generate import build_generator
-    from ragjudge.judges.llm.criteria import CriteriaJudge
     from ragjudge.judges.registry import create_judge, takes_client
     from ragjudge.retrieval import Pipeline, build_reranker, build_retriever
     from ragjudge.retrieval.pipeline import Stage
@@ -153,7 +152,10 @@ def build_components(config: SweepConfig, given: GivenParts | None = None) -> Co
             options = {**config.judges.options, **({"client": client} if wants else {})}
             judge = create_judge(n, backend, **options)
         judges.append(judge)
-    judges += [CriteriaJudge(n, c, client=next(clients)) for n, c in criteria.items()]
+    if criteria:
+        from ragjudge.judges.llm.criteria import CriteriaJudge
+
+        judges += [CriteriaJudge(n, c, client=next(clients)) for n, c in criteria.items()]
     if llm is None:  # a given judge brings its own client: its ledger is the run's
         llm = next((c for c in (getattr(j, "client", None) for j in judges) if c), None)
     models = RunModels(

@@ -500,12 +500,12 @@ def check_judge_names(
     (nor an import path), at its line: a config file names judges only through the registry
     (``ragjudge.sweep()`` passes judge objects, registered under their own backend)."""
     from ragjudge.adapters import is_import_path
-    from ragjudge.judges.registry import available
+    from ragjudge.judges.registry import available, registered
 
-    known = available()
     for i, name in enumerate(config.judges.names):
-        if is_import_path(name) or config.judges.backend in known.get(name, []):
+        if is_import_path(name) or registered(name, config.judges.backend):
             continue  # an import path is checked when it is imported
+        known = available()
         line = (lines or {}).get(("judges", "names", i))
         at = f"{source}{f':{line}' if line else ''}"
         close = [] if name in known else difflib.get_close_matches(name, sorted(known), n=1)
