@@ -56,10 +56,9 @@ def resample_indices(n: int, n_resamples: int, seed: int) -> Iterator[np.ndarray
 
 @lru_cache(maxsize=4)
 def _one_block(n: int, n_resamples: int, seed: int) -> np.ndarray:
-    """``resample_indices``' draw when it is one matrix, as int32 (the same indices; at most
-    8 MB each), read-only."""
-    idx = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n))
-    block = idx.astype(np.int32) if n < 2**31 else idx
+    """``resample_indices``' draw when it is one matrix (at most ~2M entries, so n fits int32),
+    as int32 (the same indices in 8 MB at most), read-only."""
+    block = np.random.default_rng(seed).integers(0, n, size=(n_resamples, n)).astype(np.int32)
     block.setflags(write=False)
     return block
 
