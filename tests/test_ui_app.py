@@ -63,6 +63,11 @@ def test_every_page_answers_and_a_foreign_host_is_refused(stored):
         assert "script-src 'self'" in res.headers["content-security-policy"]
     assert client.get("/", headers={"host": "evil.example"}).status_code == 400
     assert client.get("/runs/nope").status_code == 404
+    manifest = store.manifest(run_id)  # its start is stamped to the microsecond; shown to the s
+    assert manifest.started_at[19] == "." and manifest.finished_at is not None
+    page = client.get(f"/runs/{run_id}").text
+    shown = [f"{t[:10]} {t[11:19]} UTC" for t in (manifest.started_at, manifest.finished_at)]
+    assert f"started {shown[0]}, finished {shown[1]}," in page
 
 
 def test_token_is_required_off_loopback(stored, store_url):
