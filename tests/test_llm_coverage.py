@@ -80,25 +80,37 @@ def test_coverage_floor_names_judge_coverage_and_dominant_failure(
 
 def test_the_stored_line_is_the_same_and_parses_only_the_failures() -> None:
     """A run's stored results give ``judging_failure``'s line from their status and score
-    columns; a decided result is never parsed (its stored JSON here would not parse)."""
+    columns, judges in the order asked; a decided result is never parsed (its stored JSON here
+    would not parse)."""
     ok, bad, skip = JudgeStatus.ok, JudgeStatus.parse_error, JudgeStatus.skipped_missing_reference
-    for statuses in ([ok, ok, bad, skip], [ok, bad, bad, JudgeStatus.timeout], [bad], [skip]):
-        results = _results(statuses) + [
-            r.model_copy(update={"judge": "relevancy"}) for r in _results([bad, ok, ok])
-        ]
-        rows = {
-            (r.judge, 1, r.item_id): (
-                r.judge, 1, r.item_id, r.status.value, r.score,
-                "{not json" if decided(r) else r.model_dump_json(),
+    cases = ([ok, ok, bad, skip], [ok, bad, bad, JudgeStatus.timeout], [bad], [skip])
+    for statuses in cases:
+        for other in ([bad, ok, ok], [bad, bad, ok]):  # relevancy above, then below, its floor
+            results = _results(statuses) + [
+                r.model_copy(update={"judge": "relevancy"}) for r in _results(other)
+            ]
+            rows = {
+                (r.judge, 1, r.item_id): (
+                    r.judge, 1, r.item_id, r.status.value, r.score,
+                    "{not json" if decided(r) else r.model_dump_json(),
+                )
+                for r in results
+            }  # fmt: skip
+            faith, rel = results[: len(statuses)], results[len(statuses) :]
+            stored = JudgeResults(rows, RowSource("runs.sqlite", "r1"))
+            assert stored_judging_failure(stored) == judging_failure(
+                {"faithfulness": faith, "relevancy": rel}
             )
-            for r in results
-        }  # fmt: skip
-        by_judge = {"faithfulness": results[: len(statuses)], "relevancy": results[len(statuses) :]}
-        stored = JudgeResults(rows, RowSource("runs.sqlite", "r1"))
-        assert stored_judging_failure(stored) == judging_failure(by_judge)
-        only = {"faithfulness": by_judge["faithfulness"]}
-        assert stored_judging_failure(stored, {"faithfulness"}) == judging_failure(only)
-    assert stored_judging_failure(stored, {"relevancy"}) is None  # 2/3 scored
+            assert stored_judging_failure(stored, ["faithfulness"]) == judging_failure(
+                {"faithfulness": faith}
+            )
+            line = stored_judging_failure(stored, ["relevancy", "faithfulness"])
+            assert line == judging_failure({"relevancy": rel, "faithfulness": faith})
+            if statuses == [bad] and other == [bad, bad, ok]:  # both below: in the order asked
+                assert line and line.index("relevancy scored 1/3") < line.index(
+                    "faithfulness scored 0/1"
+                )
+    assert stored_judging_failure(stored, ["faithfulness"]) is None  # [skip]: nothing called
 
 
 def test_sweep_whose_every_reply_is_unparseable_fails(

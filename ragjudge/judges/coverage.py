@@ -6,7 +6,7 @@ whole; every call failing is always below it. Used by the sweep, ``evaluate()``,
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragjudge.errors import ConfigError, RagjudgeError
@@ -73,12 +73,12 @@ def judging_failure(
 
 
 def stored_judging_failure(
-    results: JudgeResults, names: Collection[str] | None = None, floor: float | None = None
+    results: JudgeResults, names: Sequence[str] | None = None, floor: float | None = None
 ) -> str | None:
-    """``judging_failure`` over a run's stored results (of the judges in ``names``; all when
-    None), reading each result's status and score from their columns and parsing only the
-    results that failed (for the error the line quotes): the same line, without parsing every
-    result of a run that went well."""
+    """``judging_failure`` over a run's stored results (of the judges in ``names``, in that
+    order; all when None, by name), reading each result's status and score from their columns
+    and parsing only the results that failed (for the error the line quotes): the same line,
+    without parsing every result of a run that went well."""
     scores = results.scores
     tallies: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
     for key, status in results.statuses.items():
@@ -89,6 +89,8 @@ def stored_judging_failure(
         if not is_decided(scores[key], status):
             failures.append((status.value, results[key].error))
         tallies[name] = (called + 1, failures)
+    if names is not None:
+        tallies = {n: tallies[n] for n in names if n in tallies}
     return _failure_line(tallies, floor)
 
 

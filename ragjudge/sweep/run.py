@@ -84,7 +84,7 @@ async def execute_run(
         judges, testset.cases, config.ks, answers, store.judge_results(run_id), aplan.renewed
     )
     await executor.judge(jplan)
-    failure = stored_judging_failure(store.judge_result_rows(run_id), {j.name for j in judges})
+    failure = stored_judging_failure(store.judge_result_rows(run_id), [j.name for j in judges])
     if failure is not None:
         raise StageFailedError(failure)
 
