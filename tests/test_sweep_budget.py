@@ -3,6 +3,10 @@ run resumes with a larger budget (real client over HTTP to the local test server
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import pytest
+
 from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.llm import LLMClient
 from ragjudge.store import open_store
@@ -11,18 +15,16 @@ from ragjudge.sweep.run import run_sweep
 from tests.test_sweep_run import FirstSentenceGenerator, OverlapRetriever, config, make_testset
 
 
-def llm_parts() -> Components:
+def llm_parts(names: Sequence[str] = JUDGE_NAMES) -> Components:
     client = LLMClient.from_env()
-    judges = [create_judge(n, "llm", client=client) for n in JUDGE_NAMES]
+    judges = [create_judge(n, "llm", client=client) for n in names]
     return Components(
         OverlapRetriever(), FirstSentenceGenerator(), judges, llm=client, models={"llm": "m"}
     )
 
 
-def sweep_config(**budget):
-    return config(
-        judges={"names": list(JUDGE_NAMES), "backend": "llm"}, budget=budget, concurrency=4
-    )
+def sweep_config(names: Sequence[str] = JUDGE_NAMES, **budget):
+    return config(judges={"names": list(names), "backend": "llm"}, budget=budget, concurrency=4)
 
 
 def test_call_budget_stops_cleanly_and_resumes(llm_env, monkeypatch, tmp_path):
@@ -85,3 +87,37 @@ def test_cost_budget(llm_env, monkeypatch, tmp_path):
     assert out.status == "stopped_budget"
     spent = sum(r.result.usage.cost_usd for r in store.judge_results(out.run_id))
     assert 0 < spent <= total / 3
+
+
+PER_K = ["faithfulness", "answer_relevancy", "completeness"]  # judged at every k
+
+
+@pytest.mark.parametrize("share", [0.3, 0.5, 0.7])
+def test_calls_in_flight_at_a_budget_stop_are_kept_not_paid_again(
+    llm_env, monkeypatch, tmp_path, share
+):
+    """When the budget stops a step, the calls already sent finish and are stored: the stopped
+    run and its resumption send exactly the calls of an uninterrupted run (the stop cancelled
+    them once, and the resumed run sent them again)."""
+
+    def sweep(store_name: str, **budget):
+        return run_sweep(
+            sweep_config(PER_K, **budget),
+            store=open_store(tmp_path / store_name),
+            components=llm_parts(PER_K),
+            testset=make_testset(),
+        )
+
+    sweep("ref.sqlite")
+    needed = len(llm_env.chat_requests())
+    llm_env.reset()
+    llm_env.latency = 0.05  # replies take a while: calls are in flight when the budget stops
+    monkeypatch.setenv("RAGJUDGE_HOME", str(tmp_path / "cold"))  # a cold LLM cache
+    limit = int(needed * share)
+    out = sweep("runs.sqlite", max_calls=limit)
+    sent = len(llm_env.chat_requests())
+    assert out.status == "stopped_budget" and sent <= limit
+    llm_env.reset()
+    done = sweep("runs.sqlite", max_calls=needed)
+    assert done.resumed and done.status == "finished"
+    assert sent + len(llm_env.chat_requests()) == needed

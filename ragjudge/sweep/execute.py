@@ -383,8 +383,9 @@ class InProcessExecutor:
         """Judge every task concurrently (slice by slice, ``prepared_slices``; the first one
         already prepared when ``first_prepared``, ``_prepare``), storing
         ``rows(task, result)`` through a ``ResultWriter`` as each returns (all of them by the
-        end of each slice); on a budget stop, cancel what has not started, store what
-        finished, and re-raise."""
+        end of each slice); on a budget stop, let the calls already sent finish and store them
+        (they are paid: cancelling one threw its reply away, and a resumed run paid for it
+        again), while every task not yet admitted stops at the budget, then re-raise."""
         writer = ResultWriter(self.store, self.run_id)
         with self._bar(judge.name, len(tasks)) as advance:
 
@@ -403,8 +404,6 @@ class InProcessExecutor:
                     await asyncio.gather(*running)
                     writer.flush()
             except BudgetExhausted:
-                for t in running:
-                    t.cancel()
                 await asyncio.gather(*running, return_exceptions=True)
                 raise
             finally:
