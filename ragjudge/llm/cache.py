@@ -127,6 +127,8 @@ class LLMCache:
         """Where the cache is, as messages name it."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        """Held while the writing connection is used (puts come from worker threads)."""
+        self._read_lock = self._lock
         self.dropped = 0
         """Damaged rows dropped (``get``)."""
         self.read_only = not os.access(self.path.parent, os.W_OK) or (
@@ -147,6 +149,7 @@ class LLMCache:
                     self._db.execute(_SCHEMA)
                 self._db.execute("PRAGMA query_only=ON")
                 self._db.execute("SELECT COUNT(*) FROM llm_cache")  # a corrupt file fails here
+                self._reader = self._db
                 return
             self._db = sqlite3.connect(
                 self.path, timeout=30.0, check_same_thread=False, isolation_level=None
@@ -155,11 +158,20 @@ class LLMCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=30000")
             self._db.execute(_SCHEMA)
+            # lookups have a connection of their own: under WAL a reader never waits for a
+            # writer, so a lookup on the event loop does not wait for a batch of puts being
+            # committed in a worker thread (or for a checkpoint's fsync) to finish
+            self._reader = sqlite3.connect(
+                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+            )
+            self._reader.execute("PRAGMA query_only=ON")
+            self._read_lock = threading.Lock()
 
     @contextmanager
-    def _guard(self) -> Iterator[None]:
-        """The lock held and a ``sqlite3`` failure turned into an error naming the file."""
-        with self._lock:
+    def _guard(self, lock: threading.Lock | None = None) -> Iterator[None]:
+        """``lock`` (the writing connection's by default) held and a ``sqlite3`` failure
+        turned into an error naming the file."""
+        with lock or self._lock:
             try:
                 yield
             except sqlite3.DatabaseError as exc:
@@ -169,8 +181,8 @@ class LLMCache:
         """The cached call under ``key``; a damaged row (not the stored form) is a miss: it is
         dropped (``dropped`` counts them), the call is sent again and its answer kept, and
         the first drop warns once, naming the file."""
-        with self._guard():
-            row = self._db.execute(
+        with self._guard(self._read_lock):
+            row = self._reader.execute(
                 "SELECT texts, prompt_tokens, completion_tokens, estimated "
                 "FROM llm_cache WHERE key = ?",
                 (key,),
@@ -222,5 +234,7 @@ class LLMCache:
         return {"entries": sum(r[2] for r in rows), "by_prompt": [list(r) for r in rows]}
 
     def close(self) -> None:
+        with self._read_lock:
+            self._reader.close()
         with self._lock:
             self._db.close()
