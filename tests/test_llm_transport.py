@@ -111,3 +111,52 @@ async def test_a_netrc_entry_for_the_host_does_not_break_the_calls(
         res = await client.chat([{"role": "user", "content": "hi"}], prompt=P)
     assert res.error is None or "400" in res.error.message, res.error
     assert fake_llm.chat_requests()[-1]["body"]["messages"][0]["content"] == "hi"
+
+
+async def test_a_cookie_the_endpoint_sets_is_kept_and_sent_back_once() -> None:
+    """A load balancer's sticky-session cookie: kept from the response that sets it (the jar
+    reads only responses with ``Set-Cookie``) and sent once on every later request (one jar,
+    httpx's: the aiohttp session under it keeps none)."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    seen: list[list[str]] = []
+
+    async def chat(request: web.Request) -> web.Response:
+        seen.append(request.headers.getall("Cookie", []))
+        reply = web.json_response(
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "created": 0,
+                "model": "m",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": "ok"},
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+            }
+        )
+        if len(seen) == 2:
+            reply.set_cookie("lb", "node-1")
+        return reply
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", chat)
+    async with (
+        TestServer(app, host="127.0.0.1") as server,
+        LLMClient.from_env(
+            base_url=str(server.make_url("/v1")),
+            api_key="sk-x",
+            model="m",
+            cache=False,
+            max_attempts=1,
+        ) as client,
+    ):
+        for text in ("a", "b", "c", "d"):
+            res = await client.chat([{"role": "user", "content": text}], prompt=P)
+            assert res.error is None, res.error
+    assert seen == [[], [], ["lb=node-1"], ["lb=node-1"]]
