@@ -114,9 +114,8 @@ async def test_a_netrc_entry_for_the_host_does_not_break_the_calls(
 
 
 async def test_a_cookie_the_endpoint_sets_is_kept_and_sent_back_once() -> None:
-    """A load balancer's sticky-session cookie: kept from the response that sets it (the jar
-    reads only responses with ``Set-Cookie``) and sent once on every later request (one jar,
-    httpx's: the aiohttp session under it keeps none)."""
+    """A load balancer's sticky-session cookie through the aiohttp transport: kept from the
+    response that sets it and sent once on every later request."""
     from aiohttp import web
     from aiohttp.test_utils import TestServer
 

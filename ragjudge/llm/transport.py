@@ -77,8 +77,7 @@ class Transport(AiohttpTransport):
             ssl=self.ssl_context,
             limit=self.limits.max_connections or 0,
         )
-        # cookies are the httpx client's (``_Cookies``): a second jar here would keep them twice
-        return aiohttp.ClientSession(connector=connector, cookie_jar=aiohttp.DummyCookieJar())
+        return aiohttp.ClientSession(connector=connector)
 
     async def _env_proxy(self, url: httpx.URL) -> httpx.Proxy | None:
         """The environment's proxy for ``url``'s origin (None: none, or ``NO_PROXY``), looked
@@ -130,24 +129,9 @@ async def closing_with_loop(client: Any) -> AsyncGenerator[None, None]:
     return guard
 
 
-class _Cookies(httpx.Cookies):
-    """httpx's cookie jar, which reads a response only when it sets a cookie: httpx's
-    ``extract_cookies`` wraps every request and response for ``http.cookiejar`` (a copy of
-    the request's ~18 headers, a ``urllib`` request) before finding no ``Set-Cookie`` header,
-    about a tenth of the client's CPU per call. What is kept and sent is unchanged."""
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        headers = response.headers
-        if "set-cookie" in headers or "set-cookie2" in headers:
-            super().extract_cookies(response)
-
-
 def new_http_client(verify: Any, connections: int, timeout: float) -> httpx.AsyncClient:
-    """An ``httpx.AsyncClient`` on this transport with up to ``connections`` connections,
-    whose cookies are ``_Cookies``."""
+    """An ``httpx.AsyncClient`` on this transport with up to ``connections`` connections."""
     limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    client = httpx.AsyncClient(
+    return httpx.AsyncClient(
         transport=Transport(verify=verify, limits=limits), timeout=timeout, limits=limits
     )
-    client._cookies = _Cookies(client.cookies)  # the public setter makes a plain ``Cookies``
-    return client
