@@ -158,9 +158,9 @@ class LLMCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute("PRAGMA busy_timeout=30000")
             self._db.execute(_SCHEMA)
-            # lookups have a connection of their own: under WAL a reader never waits for a
-            # writer, so a lookup on the event loop does not wait for a batch of puts being
-            # committed in a worker thread (or for a checkpoint's fsync) to finish
+            # a second connection for lookups made while a put holds the first: under WAL a
+            # reader never waits for a writer, so a lookup on the event loop does not wait for
+            # a batch of puts being committed in a worker thread (or a checkpoint's fsync)
             self._reader = sqlite3.connect(
                 self.path, timeout=30.0, check_same_thread=False, isolation_level=None
             )
@@ -168,25 +168,38 @@ class LLMCache:
             self._read_lock = threading.Lock()
 
     @contextmanager
-    def _guard(self, lock: threading.Lock | None = None) -> Iterator[None]:
-        """``lock`` (the writing connection's by default) held and a ``sqlite3`` failure
-        turned into an error naming the file."""
-        with lock or self._lock:
-            try:
-                yield
-            except sqlite3.DatabaseError as exc:
-                raise sqlite_file_error(self.path, exc) from None
+    def _named_failures(self) -> Iterator[None]:
+        """A ``sqlite3`` failure turned into an error naming the file."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise sqlite_file_error(self.path, exc) from None
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """The writing connection's lock held, failures named (``_named_failures``)."""
+        with self._lock, self._named_failures():
+            yield
 
     def get(self, key: str) -> CachedCall | None:
         """The cached call under ``key``; a damaged row (not the stored form) is a miss: it is
         dropped (``dropped`` counts them), the call is sent again and its answer kept, and
         the first drop warns once, naming the file."""
-        with self._guard(self._read_lock):
-            row = self._reader.execute(
-                "SELECT texts, prompt_tokens, completion_tokens, estimated "
-                "FROM llm_cache WHERE key = ?",
-                (key,),
-            ).fetchone()
+        # the writing connection when it is free (its page cache is warm; another connection's
+        # is emptied by every write), else the reading one, which never waits for a write
+        db, lock = self._db, self._lock
+        if not lock.acquire(blocking=False):
+            db, lock = self._reader, self._read_lock
+            lock.acquire()
+        try:
+            with self._named_failures():
+                row = db.execute(
+                    "SELECT texts, prompt_tokens, completion_tokens, estimated "
+                    "FROM llm_cache WHERE key = ?",
+                    (key,),
+                ).fetchone()
+        finally:
+            lock.release()
         if row is None:
             return None
         call = stored_call(*row)
