@@ -247,7 +247,8 @@ class LLMCache:
         return {"entries": sum(r[2] for r in rows), "by_prompt": [list(r) for r in rows]}
 
     def close(self) -> None:
-        with self._read_lock:
-            self._reader.close()
+        if self._reader is not self._db:
+            with self._read_lock:
+                self._reader.close()
         with self._lock:
             self._db.close()
