@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from ragjudge.llm.cache import CachedCall, LLMCache
+from ragjudge.llm.cache import CHECKPOINT_EVERY, CachedCall, LLMCache
 
 
 def test_a_lookup_does_not_wait_for_a_write_in_progress(tmp_path: Path) -> None:
@@ -43,3 +43,58 @@ def test_a_lookup_does_not_wait_for_a_write_in_progress(tmp_path: Path) -> None:
     assert later_c is not None and later_c.texts == ["z"] and later_c.completion_tokens == 2
     cache.close()
     other.close()
+
+
+def _rows(path: Path) -> set[str]:
+    with sqlite3.connect(path) as db:
+        return {r[0] for r in db.execute("SELECT key FROM llm_cache")}
+
+
+def test_a_write_that_would_wait_is_not_made_by_put_nowait(tmp_path: Path) -> None:
+    """``put_nowait`` runs on the client's event loop: while another process holds the file's
+    write lock it returns False at once, keeping nothing, and ``put`` still waits its turn."""
+    path = tmp_path / "cache.sqlite"
+    cache = LLMCache(path)
+    assert cache.put_nowait("a", model="m", prompt="p@1", call=CachedCall(texts=["x"]))
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("BEGIN IMMEDIATE")
+    started = time.perf_counter()
+    kept = cache.put_nowait("b", model="m", prompt="p@1", call=CachedCall(texts=["y"]))
+    assert not kept and time.perf_counter() - started < 1
+    failed: list[BaseException] = []
+
+    def put() -> None:
+        try:
+            cache.put("b", model="m", prompt="p@1", call=CachedCall(texts=["y"]))
+        except BaseException as exc:  # the busy timeout must be back to 30 s
+            failed.append(exc)
+
+    writer = threading.Thread(target=put)
+    writer.start()
+    time.sleep(0.5)
+    assert writer.is_alive()  # waiting for the write lock, not failed
+    other.execute("COMMIT")
+    writer.join(10)
+    assert not failed and not writer.is_alive()
+    assert _rows(path) == {"a", "b"}
+    cache.close()
+    other.close()
+
+
+def test_the_log_is_checkpointed_by_put_and_never_by_put_nowait(tmp_path: Path) -> None:
+    """A checkpoint copies the write-ahead log into the file and waits for the disk: only
+    ``put`` (a worker thread's) does it, once ``CHECKPOINT_EVERY`` commits have gathered;
+    ``put_nowait`` declines from then on until a ``put`` has run."""
+    path = tmp_path / "cache.sqlite"
+    cache = LLMCache(path)
+    size = path.stat().st_size
+    call = CachedCall(texts=["a reply of some length " * 20])
+    for i in range(CHECKPOINT_EVERY):
+        assert cache.put_nowait(f"k{i}", model="m", prompt="p@1", call=call)
+    assert path.stat().st_size == size  # every row still in the log only
+    assert not cache.put_nowait("due", model="m", prompt="p@1", call=call)
+    cache.put("due", model="m", prompt="p@1", call=call)
+    assert path.stat().st_size > size  # checkpointed into the file
+    assert cache.put_nowait("after", model="m", prompt="p@1", call=call)
+    assert len(_rows(path)) == CHECKPOINT_EVERY + 2
+    cache.close()

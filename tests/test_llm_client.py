@@ -3,6 +3,9 @@ repair, fallbacks, cache, ledger, secrets."""
 
 from __future__ import annotations
 
+import asyncio
+import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -69,6 +72,35 @@ async def test_rerun_is_served_from_cache_with_zero_requests(llm_env: FakeLLMSer
     assert [r.value for r in second] == [r.value for r in first]
     assert all(r.cached for r in second) and chat.ok and not chat.cached
     assert again.ledger.total().cached_calls == 5 and again.ledger.total().calls == 1
+
+
+async def test_calls_wait_for_another_process_holding_the_cache_without_stalling_the_loop(
+    llm_env: FakeLLMServer, tmp_path: Path
+) -> None:
+    """A reply is committed to the cache before its call returns. While another process holds
+    the cache file's write lock the commit waits in a worker thread, not on the event loop:
+    other work goes on, and the calls return, stored, once the lock is let go."""
+    path = tmp_path / "cache.sqlite"
+    async with LLMClient.from_env(cache=path) as client:
+        await client.structured(ask("1 1"), Sum, prompt=SUM)  # the file exists, its table too
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        calls = asyncio.gather(
+            *(client.structured(ask(f"{i} 2"), Sum, prompt=SUM) for i in range(3))
+        )
+        ticks = 0
+        started = time.perf_counter()
+        while time.perf_counter() - started < 0.6:
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not calls.done()  # waiting for the commit, as they must
+        assert ticks >= 20  # the loop kept turning meanwhile
+        other.execute("COMMIT")
+        other.close()
+        results = await asyncio.wait_for(calls, 10)
+    assert all(r.ok and not r.cached for r in results)
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == 4
 
 
 async def test_cache_key_separates_prompt_version_and_sampling(llm_env: FakeLLMServer) -> None:

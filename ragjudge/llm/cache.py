@@ -4,10 +4,12 @@ Key: SHA-256 of the canonical JSON of (model, sampling parameters, prompt name a
 rendered messages, schema JSON). Value: the raw texts of the choices and the usage. The API
 key never enters the key or the value. Each write is its own transaction, so concurrent
 workers (threads or processes) and a crash leave the file consistent; a crashed run resumes
-paying only for the calls it had not finished. Only successful calls are stored. A damaged row
-is a miss: dropped, sent again and counted, with one warning naming the file. A corrupt,
-truncated file raises ``StateFileError`` naming it; in a read-only folder the cache is read
-only (hits still served, nothing new kept).
+paying only for the calls it had not finished. ``put_nowait`` commits only when that needs no
+wait (the client calls it on its event loop); the write-ahead log is checkpointed by ``put``
+every ``CHECKPOINT_EVERY`` commits, never by ``put_nowait``. Only successful calls are
+stored. A damaged row is a miss: dropped, sent again and counted, with one warning naming the
+file. A corrupt, truncated file raises ``StateFileError`` naming it; in a read-only folder the
+cache is read only (hits still served, nothing new kept).
 
 Where a client's cache lives is ``ragjudge.llm.opencache``'s choice (this file, or a table in
 a team's PostgreSQL, ``ragjudge.llm.servercache``).
@@ -93,6 +95,22 @@ class CallCache(Protocol):
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None: ...
 
 
+@runtime_checkable
+class NonBlockingPut(Protocol):
+    """A cache that can commit a call on the caller's thread when that needs no wait
+    (``LLMCache``). ``put_nowait`` returns False, keeping nothing, when it would have to wait;
+    the caller then ``put``s from a worker thread."""
+
+    def put_nowait(self, key: str, *, model: str, prompt: str, call: CachedCall) -> bool: ...
+
+
+CHECKPOINT_EVERY = 256
+"""Commits between two checkpoints of the cache file's write-ahead log (about as often as
+SQLite's own default of 1,000 log pages: a row writes three to four)."""
+
+_BUSY_TIMEOUT_MS = 30000
+
+
 def cache_key(
     *,
     model: str,
@@ -129,6 +147,8 @@ class LLMCache:
         self._lock = threading.Lock()
         """Held while the writing connection is used (puts come from worker threads)."""
         self._read_lock = self._lock
+        self._commits = 0
+        """Commits since the last checkpoint."""
         self.dropped = 0
         """Damaged rows dropped (``get``)."""
         self.read_only = not os.access(self.path.parent, os.W_OK) or (
@@ -152,17 +172,24 @@ class LLMCache:
                 self._reader = self._db
                 return
             self._db = sqlite3.connect(
-                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+                self.path,
+                timeout=_BUSY_TIMEOUT_MS / 1000,
+                check_same_thread=False,
+                isolation_level=None,
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.execute("PRAGMA busy_timeout=30000")
+            # checkpoints (which fsync) only where ``put`` runs, in a worker thread
+            self._db.execute("PRAGMA wal_autocheckpoint=0")
             self._db.execute(_SCHEMA)
             # a second connection for lookups made while a put holds the first: under WAL a
             # reader never waits for a writer, so a lookup on the event loop does not wait for
             # a batch of puts being committed in a worker thread (or a checkpoint's fsync)
             self._reader = sqlite3.connect(
-                self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+                self.path,
+                timeout=_BUSY_TIMEOUT_MS / 1000,
+                check_same_thread=False,
+                isolation_level=None,
             )
             self._reader.execute("PRAGMA query_only=ON")
             self._read_lock = threading.Lock()
@@ -217,22 +244,56 @@ class LLMCache:
             warn_dropped(str(self.path))
 
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
+        """Commit ``call`` under ``key``, waiting up to the busy timeout (30 s) for another
+        connection's write; a checkpoint of the write-ahead log follows when one is due."""
         if self.read_only:
             return
         with self._guard():
-            self._db.execute(
-                "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    model,
-                    prompt,
-                    json.dumps(call.texts, ensure_ascii=False),
-                    call.prompt_tokens,
-                    call.completion_tokens,
-                    int(call.estimated),
-                    time.time(),
-                ),
-            )
+            self._insert(key, model, prompt, call)
+            if self._commits >= CHECKPOINT_EVERY:
+                self._db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self._commits = 0
+
+    def put_nowait(self, key: str, *, model: str, prompt: str, call: CachedCall) -> bool:
+        """``put`` if that needs no wait (``NonBlockingPut``): False, keeping nothing, when this
+        cache's writing connection is in use, another connection holds the file's write lock,
+        or a checkpoint is due. An insert into the write-ahead log under ``synchronous=NORMAL``
+        writes to the page cache and does not wait for the disk."""
+        if self.read_only:
+            return True
+        if self._commits >= CHECKPOINT_EVERY or not self._lock.acquire(blocking=False):
+            return False
+        try:
+            with self._named_failures():
+                self._db.execute("PRAGMA busy_timeout=0")
+                try:
+                    self._insert(key, model, prompt, call)
+                except sqlite3.OperationalError as exc:
+                    if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
+                        raise
+                    return False
+                finally:
+                    self._db.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+        finally:
+            self._lock.release()
+        return True
+
+    def _insert(self, key: str, model: str, prompt: str, call: CachedCall) -> None:
+        """One row, its own transaction (the writing connection's lock held)."""
+        self._db.execute(
+            "INSERT OR REPLACE INTO llm_cache VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                model,
+                prompt,
+                json.dumps(call.texts, ensure_ascii=False),
+                call.prompt_tokens,
+                call.completion_tokens,
+                int(call.estimated),
+                time.time(),
+            ),
+        )
+        self._commits += 1
 
     def __len__(self) -> int:
         with self._guard():

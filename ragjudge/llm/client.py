@@ -30,7 +30,7 @@ from tenacity import (
 from ragjudge.llm import modes
 from ragjudge.llm import structured as so
 from ragjudge.llm.backend import Backend, BackendError, Completion
-from ragjudge.llm.cache import CachedCall, CallCache, cache_key
+from ragjudge.llm.cache import CachedCall, CallCache, NonBlockingPut, cache_key
 from ragjudge.llm.ledger import EntryKind, Ledger, LedgerEntry, PriceTable, str_tags
 from ragjudge.llm.limiter import AdaptiveLimiter, gate_for, limiter_for
 from ragjudge.llm.opencache import default_cache, open_cache
@@ -56,17 +56,21 @@ class _Outcome:
 
 
 class _Writes:
-    """The cache writes of one event loop, committed in a worker thread in batches: a write
-    joins the batch being collected and its call returns once that batch is committed (each
-    entry still its own ``put``). One thread hop per batch instead of one per call; while a
-    batch commits, the next one collects."""
+    """The cache writes of one event loop. A write the cache can commit at once without
+    waiting (``NonBlockingPut.put_nowait``) is committed on the loop; the others in a worker
+    thread in batches: a write joins the batch being collected and its call returns once that
+    batch is committed (each entry still its own ``put``). One thread hop per batch instead
+    of one per call; while a batch commits, the next one collects."""
 
     def __init__(self, cache: CallCache) -> None:
         self.cache = cache
+        self.nowait = cache.put_nowait if isinstance(cache, NonBlockingPut) else None
         self.pending: list[tuple[str, str, str, CachedCall, asyncio.Future[None]]] = []
         self.busy: asyncio.Task[None] | None = None
 
     async def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
+        if self.nowait is not None and self.nowait(key, model=model, prompt=prompt, call=call):
+            return
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self.pending.append((key, model, prompt, call, done))
@@ -423,9 +427,11 @@ class LLMClient:
         )
 
     async def _store(self, key: str, label: str, call: CachedCall) -> None:
-        """Commit a result to the cache before the call returns, in a worker thread: a
-        commit waits on the disk, and the event loop must not (the other calls' responses
-        are arriving meanwhile). Writes are committed in batches (``_Writes``)."""
+        """Commit a result to the cache before the call returns: on the event loop when the
+        cache can do it without waiting (an insert into the file's write-ahead log, cheaper
+        than a thread hop), else in a worker thread, in batches (``_Writes``): the loop never
+        waits for another process's write lock or a checkpoint's ``fsync``, since the other
+        calls' responses are arriving meanwhile."""
         if self.cache is None:
             return
         loop = asyncio.get_running_loop()
