@@ -105,8 +105,8 @@ class NonBlockingPut(Protocol):
 
 
 CHECKPOINT_EVERY = 256
-"""Commits between two checkpoints of the cache file's write-ahead log (about as often as
-SQLite's own default of 1,000 log pages: a row writes three to four)."""
+"""Commits between two checkpoints of the cache file's write-ahead log (a little more often than
+SQLite's own default of 1,000 log pages: a commit of a judge's reply writes two to three)."""
 
 _BUSY_TIMEOUT_MS = 30000
 
