@@ -7,6 +7,9 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
+from ragjudge.io.diagnostics import DataWarning
 from ragjudge.llm.cache import CHECKPOINT_EVERY, CachedCall, LLMCache
 
 
@@ -98,3 +101,29 @@ def test_the_log_is_checkpointed_by_put_and_never_by_put_nowait(tmp_path: Path) 
     assert cache.put_nowait("after", model="m", prompt="p@1", call=call)
     assert len(_rows(path)) == CHECKPOINT_EVERY + 2
     cache.close()
+
+
+def test_a_damaged_row_found_while_another_process_writes_is_a_miss_at_once(
+    tmp_path: Path,
+) -> None:
+    """A lookup runs on the client's event loop: finding a damaged row while another process
+    holds the file's write lock, it counts a miss at once instead of waiting to delete the
+    row; the answer sent again replaces the row once the lock is free."""
+    path = tmp_path / "cache.sqlite"
+    cache = LLMCache(path)
+    cache.put("a", model="m", prompt="p@1", call=CachedCall(texts=["x"]))
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("UPDATE llm_cache SET texts = '[\"cut off'")
+    other.execute("BEGIN IMMEDIATE")
+    started = time.perf_counter()
+    with pytest.warns(DataWarning, match="dropped"):
+        missed = cache.get("a")
+    assert missed is None and cache.dropped == 1 and time.perf_counter() - started < 1
+    other.execute("COMMIT")
+    assert _rows(path) == {"a"}  # kept: not deleted while the lock was held elsewhere
+    assert cache.get("a") is None and cache.dropped == 2  # still a miss, counted again
+    cache.put("a", model="m", prompt="p@1", call=CachedCall(texts=["y"]))
+    again = cache.get("a")
+    assert again is not None and again.texts == ["y"]
+    cache.close()
+    other.close()

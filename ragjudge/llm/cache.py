@@ -24,7 +24,7 @@ import sqlite3
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -235,10 +235,12 @@ class LLMCache:
         return call
 
     def _drop(self, key: str) -> None:
-        """Forget a damaged row (kept in a read-only cache), count it, warn on the first."""
+        """Forget a damaged row when that needs no wait (``_nowait``; a lookup may run on the
+        client's event loop), count it, warn on the first. A row not deleted (a read-only
+        cache, the file's write lock held elsewhere) is replaced when the call sent again is
+        kept, and is a miss until then."""
         if not self.read_only:
-            with self._guard():
-                self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,))
+            self._nowait(lambda: self._db.execute("DELETE FROM llm_cache WHERE key = ?", (key,)))
         self.dropped += 1
         if self.dropped == 1:
             warn_dropped(str(self.path))
@@ -261,13 +263,21 @@ class LLMCache:
         writes to the page cache and does not wait for the disk."""
         if self.read_only:
             return True
-        if self._commits >= CHECKPOINT_EVERY or not self._lock.acquire(blocking=False):
+        if self._commits >= CHECKPOINT_EVERY:
+            return False
+        return self._nowait(lambda: self._insert(key, model, prompt, call))
+
+    def _nowait(self, write: Callable[[], object]) -> bool:
+        """Run ``write`` on the writing connection with a busy timeout of 0: False, having
+        done nothing, when the connection is in use or another connection holds the file's
+        write lock (``SQLITE_BUSY``); other failures raise, naming the file."""
+        if not self._lock.acquire(blocking=False):
             return False
         try:
             with self._named_failures():
                 self._db.execute("PRAGMA busy_timeout=0")
                 try:
-                    self._insert(key, model, prompt, call)
+                    write()
                 except sqlite3.OperationalError as exc:
                     if exc.sqlite_errorcode & 0xFF != sqlite3.SQLITE_BUSY:
                         raise
