@@ -171,12 +171,7 @@ class LLMCache:
                 self._db.execute("SELECT COUNT(*) FROM llm_cache")  # a corrupt file fails here
                 self._reader = self._db
                 return
-            self._db = sqlite3.connect(
-                self.path,
-                timeout=_BUSY_TIMEOUT_MS / 1000,
-                check_same_thread=False,
-                isolation_level=None,
-            )
+            self._db = self._connect()
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             # checkpoints (which fsync) only where ``put`` runs, in a worker thread
@@ -185,14 +180,19 @@ class LLMCache:
             # a second connection for lookups made while a put holds the first: under WAL a
             # reader never waits for a writer, so a lookup on the event loop does not wait for
             # a batch of puts being committed in a worker thread (or a checkpoint's fsync)
-            self._reader = sqlite3.connect(
-                self.path,
-                timeout=_BUSY_TIMEOUT_MS / 1000,
-                check_same_thread=False,
-                isolation_level=None,
-            )
+            self._reader = self._connect()
             self._reader.execute("PRAGMA query_only=ON")
             self._read_lock = threading.Lock()
+
+    def _connect(self) -> sqlite3.Connection:
+        """A connection to the file in autocommit mode, usable from any thread (each is used
+        under its lock), waiting up to the busy timeout for another connection's write."""
+        return sqlite3.connect(
+            self.path,
+            timeout=_BUSY_TIMEOUT_MS / 1000,
+            check_same_thread=False,
+            isolation_level=None,
+        )
 
     @contextmanager
     def _named_failures(self) -> Iterator[None]:
