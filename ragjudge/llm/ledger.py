@@ -144,6 +144,11 @@ class Ledger:
         """Call ``hook(entry)`` for every later entry."""
         self._hooks.append(hook)
 
+    def unsubscribe(self, hook: Callable[[LedgerEntry], None]) -> None:
+        """Stop calling ``hook`` (a hook not subscribed is ignored)."""
+        if hook in self._hooks:
+            self._hooks.remove(hook)
+
     def record(self, entry: LedgerEntry) -> None:
         with self._lock:
             self._entries.append(entry)

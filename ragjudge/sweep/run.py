@@ -23,6 +23,7 @@ from ragjudge.adapters import with_retrieved
 from ragjudge.errors import ConfigError
 from ragjudge.heap import collector_eased
 from ragjudge.judges.base import conform
+from ragjudge.llm.ledger import LedgerEntry
 from ragjudge.schema import TestSet
 from ragjudge.store import RunStore, open_store
 from ragjudge.store.view import RunView
@@ -89,13 +90,29 @@ async def execute_run(
         raise StageFailedError(failure)
 
 
-def _ledger_sink(store: RunStore, run_id: str) -> Callable[[Any], None]:
-    """Persist each ledger entry (calls and HTTP attempts) of the run as it is recorded."""
+class LedgerSink:
+    """Stores the run's ledger entries (calls and HTTP attempts). A ``sent`` entry is committed
+    before its request goes out, together with the entries waiting before it, so the ledger of
+    a run killed at any point holds every request the endpoint received; the other entries
+    (an attempt's answer, a call's total) wait for the next commit or for ``flush()``, which
+    the run calls when its work ends, however it ends. One transaction per request instead of
+    one per entry: the three entries of a call committed one by one were about 40 % of a
+    sweep's event-loop time against a local server."""
 
-    def sink(entry: Any) -> None:
-        store.append_ledger(run_id, [entry])
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.waiting: list[LedgerEntry] = []
 
-    return sink
+    def __call__(self, entry: LedgerEntry) -> None:
+        self.waiting.append(entry)
+        if entry.kind == "sent":
+            self.flush()
+
+    def flush(self) -> None:
+        if self.waiting:
+            batch, self.waiting = self.waiting, []
+            self.store.append_ledger(self.run_id, batch)
 
 
 def _answered_counter(count: list[int]) -> Callable[[Any], None]:
@@ -221,9 +238,12 @@ async def arun_sweep(
             say(f"resuming run {run_id} (status {manifest.status})")
             store.set_status(run_id, "running")
         answered = [0]
-        if comp.llm is not None:
-            comp.llm.ledger.subscribe(_ledger_sink(store, run_id))
-            comp.llm.ledger.subscribe(_answered_counter(answered))
+        ledger = comp.llm.ledger if comp.llm is not None else None
+        stored = LedgerSink(store, run_id)
+        hooks = [stored, _answered_counter(answered)]
+        if ledger is not None:
+            for hook in hooks:
+                ledger.subscribe(hook)
         executor = build_executor(
             config, testset, store, run_id, comp, say, progress_bar, recipe=recipe
         )
@@ -231,6 +251,10 @@ async def arun_sweep(
             status = await _execute_to_status(executor, store, run_id, config, testset, comp, say)
         finally:
             executor.close()
+            if ledger is not None:
+                for hook in hooks:  # the components may serve another run (notebooks)
+                    ledger.unsubscribe(hook)
+            stored.flush()
         store.set_status(run_id, status, finished=status == "finished")
     view = RunView.read(store, run_id)
     summary = summarise(view, config)
