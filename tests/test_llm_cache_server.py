@@ -120,3 +120,51 @@ def test_a_bad_database_url_is_one_readable_line(monkeypatch, capsys):
         assert code == 2 and "unknown database 'redis'" in line, line
         assert "a postgresql:// URL" in line and len(text.strip().splitlines()) == 1, line
         assert "hunter2" not in line and "***@HOST" not in line, line
+
+
+async def test_a_lookup_waiting_on_the_database_does_not_stall_the_event_loop(
+    postgres, fake_llm, monkeypatch
+):
+    """While another session holds the cache's table locked (0.8 s), a call's look-up waits
+    for the database in a worker thread: the event loop keeps turning, and the call completes
+    once the lock is let go."""
+    import asyncio
+    import threading
+    import time
+
+    from ragjudge.llm import LLMClient
+    from ragjudge.schema import PromptRef
+
+    url = postgres.fresh_url()
+    monkeypatch.setenv("OPENAI_BASE_URL", fake_llm.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setenv("RAGJUDGE_MODEL", TEST_MODEL)
+    prompt = PromptRef(name="test/echo", version="v1")
+    hello = [{"role": "user", "content": "hello"}]
+    locked = threading.Event()
+
+    def hold_the_table() -> None:
+        engine = sa.create_engine(url)
+        with engine.connect() as other:
+            other.execute(sa.text("LOCK TABLE llm_cache IN ACCESS EXCLUSIVE MODE"))
+            locked.set()
+            time.sleep(0.8)
+            other.rollback()
+        engine.dispose()
+
+    async with LLMClient.from_env(cache=open_cache(url)) as client:
+        assert not (await client.chat(hello, prompt=prompt)).cached  # the table exists now
+        holder = threading.Thread(target=hold_the_table)
+        holder.start()
+        assert locked.wait(10)
+        call = asyncio.ensure_future(client.chat(hello, prompt=prompt))
+        ticks, started = 0, time.perf_counter()
+        while time.perf_counter() - started < 0.6:
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not call.done()  # the look-up waits for the lock, as it must
+        assert ticks >= 20  # and the loop kept turning meanwhile
+        res = await asyncio.wait_for(call, 10)
+        holder.join()
+    assert res.value == "hello" and res.cached
+    assert len(fake_llm.chat_requests()) == 1

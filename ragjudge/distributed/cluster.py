@@ -120,6 +120,12 @@ class ClusterCache:
         hit: CachedCall | None = ray.get(self.actor.get.remote(key))
         return hit
 
+    async def aget(self, key: str) -> CachedCall | None:
+        """The actor's answer awaited (a Ray object reference is awaitable), not waited for:
+        the worker's event loop keeps turning meanwhile."""
+        hit: CachedCall | None = await self.actor.get.remote(key)
+        return hit
+
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
         ray.get(self.actor.put.remote(key, model, prompt, call))
 

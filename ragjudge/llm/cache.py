@@ -104,6 +104,15 @@ class NonBlockingPut(Protocol):
     def put_nowait(self, key: str, *, model: str, prompt: str, call: CachedCall) -> bool: ...
 
 
+@runtime_checkable
+class AwaitableGet(Protocol):
+    """A cache whose look-up waits on another process (a database server, a Ray actor). The
+    client awaits ``aget`` instead of calling ``get``, so the event loop keeps turning (other
+    calls' replies arrive) while the answer travels."""
+
+    async def aget(self, key: str) -> CachedCall | None: ...
+
+
 CHECKPOINT_EVERY = 256
 """Commits between two checkpoints of the cache file's write-ahead log (a little more often than
 SQLite's own default of 1,000 log pages: a commit of a judge's reply writes two to three)."""

@@ -15,6 +15,7 @@ database (password hidden) and the table. A server that cannot be reached raises
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -108,6 +109,10 @@ class ServerCache:
             if first:
                 warn_dropped(self.location)
         return call
+
+    async def aget(self, key: str) -> CachedCall | None:
+        """``get`` in a worker thread: the look-up's round trips never hold the event loop."""
+        return await asyncio.to_thread(self.get, key)
 
     def put(self, key: str, *, model: str, prompt: str, call: CachedCall) -> None:
         row: dict[str, Any] = {
