@@ -4,10 +4,11 @@ machine pointed at it pays once for the same call.
 
 The contract is ``ragjudge.llm.cache.LLMCache``'s: same key, same row (``llm_cache``: key,
 model, prompt, the JSON texts of the choices, token counts, estimated flag, time; no API key,
-no header), only successful calls kept, each write its own transaction (``INSERT .. ON
-CONFLICT DO UPDATE``: two processes storing one key both succeed). The table is created on
-first use under an advisory lock (two processes starting at once do not race); it is not part
-of the run store's schema and may be dropped at any time (the cache is disposable). A damaged
+no header), only successful calls kept, each operation one statement that commits by itself
+(a write is ``INSERT .. ON CONFLICT DO UPDATE``: two processes storing one key both
+succeed). The table is created on first use under an advisory lock (two processes starting at
+once do not race); it is not part of the run store's schema and may be dropped at any time
+(the cache is disposable). A damaged
 row is a miss: dropped, sent again, counted in ``dropped``, with one warning naming the
 database (password hidden) and the table. A server that cannot be reached raises
 ``StateFileError`` in one line, the URL's password redacted.
@@ -72,18 +73,24 @@ class ServerCache:
         self._engine = sa.create_engine(
             url,
             pool_pre_ping=True,
+            isolation_level="AUTOCOMMIT",  # one statement, one round trip: no BEGIN, no COMMIT
             connect_args={"application_name": "ragjudge llm cache", "connect_timeout": 10},
         )
-        with self._begin() as conn:
+        with self._begin(transaction=True) as conn:
             conn.execute(sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": _CREATE_LOCK})
             TABLE.create(conn, checkfirst=True)
 
     @contextmanager
-    def _begin(self) -> Iterator[sa.Connection]:
-        """A transaction; a database failure becomes one line naming the cache."""
+    def _begin(self, *, transaction: bool = False) -> Iterator[sa.Connection]:
+        """A connection whose every statement commits by itself (each operation is one
+        statement), or with ``transaction`` one transaction; a database failure becomes one
+        line naming the cache."""
         try:
-            with self._engine.begin() as conn:
-                yield conn
+            with self._engine.connect() as conn:
+                if transaction:
+                    conn = conn.execution_options(isolation_level="READ COMMITTED")
+                with conn.begin():
+                    yield conn
         except SQLAlchemyError as exc:
             orig = getattr(exc, "orig", None) or exc
             first = str(orig).strip().splitlines()[0] if str(orig).strip() else repr(orig)
