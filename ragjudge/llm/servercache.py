@@ -8,10 +8,9 @@ no header), only successful calls kept, each operation one statement that commit
 (a write is ``INSERT .. ON CONFLICT DO UPDATE``: two processes storing one key both
 succeed). The table is created on first use under an advisory lock (two processes starting at
 once do not race); it is not part of the run store's schema and may be dropped at any time
-(the cache is disposable). A damaged
-row is a miss: dropped, sent again, counted in ``dropped``, with one warning naming the
-database (password hidden) and the table. A server that cannot be reached raises
-``StateFileError`` in one line, the URL's password redacted.
+(the cache is disposable). A damaged row is a miss: dropped, sent again, counted in
+``dropped``, with one warning naming the database (password hidden) and the table. A server
+that cannot be reached raises ``StateFileError`` in one line, the URL's password redacted.
 """
 
 from __future__ import annotations
