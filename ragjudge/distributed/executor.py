@@ -80,11 +80,13 @@ class RayExecutor(InProcessExecutor):
         if self._pool is not None:
             self._pool.close()
 
-    def _record(self, entries: Sequence[Any]) -> None:
-        """Record the workers' ledger entries in the run's ledger (its sinks store them)."""
+    async def _record(self, entries: Sequence[Any]) -> None:
+        """Record the workers' ledger entries in the run's ledger, and wait until its sinks
+        have stored them."""
         if self.comp.llm is not None:
             for entry in entries:
                 self.comp.llm.ledger.record(entry)
+            await self.comp.llm.ledger.settle()
 
     def _rank(self, queries: Mapping[str, str], k: int) -> tuple[dict[str, Ranking], str | None]:
         """Encode the corpus of each dense stage on Ray encoder actors, then rank ``queries`` in
@@ -109,7 +111,7 @@ class RayExecutor(InProcessExecutor):
             args.append((batch, {i: rankings[i] for i in ids if i in rankings}, k, mine))
         out: list[list[Answer]] = [[] for _ in batches]
         for i, (answers, entries) in self.pool.run("generate", args):
-            self._record(entries)
+            await self._record(entries)
             out[i] = answers
         return [a for part in out for a in part]
 
@@ -140,7 +142,7 @@ class RayExecutor(InProcessExecutor):
         with self._bar(judge.name, len(tasks)) as advance:
             for i, (results, entries) in self.pool.run("judge", args, admit):
                 del in_flight[i]
-                self._record(entries)
+                await self._record(entries)
                 pairs = zip(batches[i], results, strict=True)
                 self.store.put_judge_results(self.run_id, [r for t, x in pairs for r in rows(t, x)])
                 self.budget.spent_on(res.usage for res in results)

@@ -495,6 +495,7 @@ class LLMClient:
                     label,
                     repair=repair,
                 )
+                await self.ledger.settle()  # a stored ledger holds the request before it leaves
                 comp = await self.backend.complete(
                     messages,
                     sampling=params,

@@ -12,7 +12,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -126,6 +126,18 @@ class LedgerEntry(BaseModel):
 _SUMMED = ("prompt_tokens", "completion_tokens", "cost_usd")
 
 
+@runtime_checkable
+class DurableHook(Protocol):
+    """A ledger hook that keeps entries elsewhere (a run store) and can be waited for:
+    ``settle()`` returns once every entry it was given is kept. The client settles the ledger
+    after a request's ``sent`` entry and before sending it, so a run killed at any point has
+    every request the endpoint received in its stored ledger."""
+
+    def __call__(self, entry: LedgerEntry) -> None: ...
+
+    async def settle(self) -> None: ...
+
+
 class Ledger:
     """Thread-safe, in-memory list of entries with grouping; ``on_entry`` hooks see each one."""
 
@@ -141,13 +153,20 @@ class Ledger:
         self._hooks: list[Callable[[LedgerEntry], None]] = [on_entry] if on_entry else []
 
     def subscribe(self, hook: Callable[[LedgerEntry], None]) -> None:
-        """Call ``hook(entry)`` for every later entry."""
+        """Call ``hook(entry)`` for every later entry (and wait for it in ``settle`` when it is
+        a ``DurableHook``)."""
         self._hooks.append(hook)
 
     def unsubscribe(self, hook: Callable[[LedgerEntry], None]) -> None:
         """Stop calling ``hook`` (a hook not subscribed is ignored)."""
         if hook in self._hooks:
             self._hooks.remove(hook)
+
+    async def settle(self) -> None:
+        """Return once every ``DurableHook`` has kept the entries it was given."""
+        for hook in list(self._hooks):
+            if isinstance(hook, DurableHook):
+                await hook.settle()
 
     def record(self, entry: LedgerEntry) -> None:
         with self._lock:

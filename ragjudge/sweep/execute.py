@@ -3,11 +3,12 @@ process (asyncio, ``concurrency`` judge calls at a time) and writes through the 
 
 Each stage writes as soon as a result exists: the rankings and retrieval metrics once, the
 answers after each slice of generation, the judge results (with their prefix derivations and
-copies, ``ragjudge.sweep.plan``) through ``ResultWriter``: a result that used an LLM is written
-at once, in its own transaction with any free ones waiting; free results (the offline judges)
-are written ``FREE_ROWS`` at a time and at the end of each slice, so a free judgement does not
-cost a transaction. A run killed at any point therefore resumes without duplicate rows and
-without paying again (at most the free results still waiting are judged again).
+copies, ``ragjudge.sweep.plan``) through ``ResultWriter``, in a worker thread: a result that
+used an LLM is written before its task ends, with the rows waiting then; free results (the
+offline judges) are written ``FREE_ROWS`` at a time and at the end of each slice, so a free
+judgement does not cost a transaction. A run killed at any point therefore resumes without
+duplicate rows and without paying again (at most the free results still waiting are judged
+again).
 
 Budget: before an LLM-backed call starts, ``Budget.admit`` checks that the calls and cost
 already spent in this run (its stored ledger) plus a reservation for the calls in flight stay
@@ -26,6 +27,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ragjudge.protocols import BatchedJudge, Judge
@@ -40,6 +42,7 @@ from ragjudge.schema import (
 )
 from ragjudge.store.base import RetrievalMetric, RunStore, StoredJudgeResult
 from ragjudge.sweep.budget import Budget, BudgetExhausted
+from ragjudge.sweep.commit import Committer
 from ragjudge.sweep.components import Components
 from ragjudge.sweep.config import RETRIEVAL_METRIC_NAMES, SweepConfig
 from ragjudge.sweep.executors import executor_class
@@ -70,25 +73,30 @@ FREE_ROWS = 128
 
 
 class ResultWriter:
-    """Judge rows on their way to the run store: ``add(rows, result)`` writes everything waiting
-    at once when ``result`` used an LLM (its usage is not empty: paid work is never left
-    unwritten) or when ``FREE_ROWS`` rows wait; ``flush()`` writes what waits (the executor
-    calls it at the end of each slice and when a stage stops)."""
+    """Judge rows on their way to the run store, committed in a worker thread (``Committer``):
+    ``await add(rows, result)`` returns once everything waiting is written when ``result``
+    used an LLM (its usage is not empty: paid work is never left unwritten) or when
+    ``FREE_ROWS`` rows wait; ``await flush()`` writes what waits (the executor calls it at the
+    end of each slice and when a stage stops). Results returning while a write runs share the
+    next one."""
 
     def __init__(self, store: RunStore, run_id: str) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.waiting: list[StoredJudgeResult] = []
+        self._rows: Committer[StoredJudgeResult] = Committer(
+            partial(store.put_judge_results, run_id)
+        )
 
-    def add(self, rows: Sequence[StoredJudgeResult], result: JudgeResult) -> None:
-        self.waiting.extend(rows)
-        if result.usage != TokenUsage() or len(self.waiting) >= FREE_ROWS:
-            self.flush()
+    @property
+    def waiting(self) -> list[StoredJudgeResult]:
+        """The rows not yet handed to a write."""
+        return self._rows.waiting
 
-    def flush(self) -> None:
-        if self.waiting:
-            rows, self.waiting = self.waiting, []
-            self.store.put_judge_results(self.run_id, rows)
+    async def add(self, rows: Sequence[StoredJudgeResult], result: JudgeResult) -> None:
+        self._rows.add(rows)
+        if result.usage != TokenUsage() or len(self._rows.waiting) >= FREE_ROWS:
+            await self._rows.settle()
+
+    async def flush(self) -> None:
+        await self._rows.settle()
 
 
 @runtime_checkable
@@ -391,7 +399,7 @@ class InProcessExecutor:
 
             async def one(task: JudgeTask) -> None:
                 res = await self._judge_one(judge, task.item)
-                writer.add(rows(task, res), res)
+                await writer.add(rows(task, res), res)
                 advance()
 
             from ragjudge.judges.runner import prepared_slices
@@ -402,12 +410,12 @@ class InProcessExecutor:
                 for part in prepared_slices([judge], items, first_prepared=first_prepared):
                     running = [asyncio.create_task(one(tasks[i])) for i in part]
                     await asyncio.gather(*running)
-                    writer.flush()
+                    await writer.flush()
             except BudgetExhausted:
                 await asyncio.gather(*running, return_exceptions=True)
                 raise
             finally:
-                writer.flush()
+                await writer.flush()
 
     def close(self) -> None:
         """Nothing to release: everything ran in this process."""

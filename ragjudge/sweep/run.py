@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, TypedDict, Unpack
 
 from ragjudge.adapters import with_retrieved
@@ -29,6 +30,7 @@ from ragjudge.store import RunStore, open_store
 from ragjudge.store.view import RunView
 from ragjudge.sweep.analysis import SweepSummary
 from ragjudge.sweep.budget import BudgetExhausted
+from ragjudge.sweep.commit import Committer
 from ragjudge.sweep.components import Components, GivenParts, build_components
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.data import check_ks, load_dataset
@@ -91,28 +93,22 @@ async def execute_run(
 
 
 class LedgerSink:
-    """Stores the run's ledger entries (calls and HTTP attempts). A ``sent`` entry is committed
-    before its request goes out, together with the entries waiting before it, so the ledger of
-    a run killed at any point holds every request the endpoint received; the other entries
-    (an attempt's answer, a call's total) wait for the next commit or for ``flush()``, which
-    the run calls when its work ends, however it ends. One transaction per request instead of
-    one per entry: the three entries of a call committed one by one were about 40 % of a
-    sweep's event-loop time against a local server."""
+    """Stores the run's ledger entries (calls and HTTP attempts), a ``DurableHook``: entries
+    queue here and are committed in a worker thread, together (``Committer``), when the client
+    settles the ledger after a request's ``sent`` entry and before the request leaves, so the
+    ledger of a run killed at any point holds every request the endpoint received; the others
+    (an attempt's answer, a call's total) go with the next commit or with ``settle()`` when the
+    run's work ends, however it ends. The three entries of a call were three transactions on
+    the event loop, about 40 % of a sweep's loop time against a local server."""
 
     def __init__(self, store: RunStore, run_id: str) -> None:
-        self.store = store
-        self.run_id = run_id
-        self.waiting: list[LedgerEntry] = []
+        self._entries: Committer[LedgerEntry] = Committer(partial(store.append_ledger, run_id))
 
     def __call__(self, entry: LedgerEntry) -> None:
-        self.waiting.append(entry)
-        if entry.kind == "sent":
-            self.flush()
+        self._entries.add([entry])
 
-    def flush(self) -> None:
-        if self.waiting:
-            batch, self.waiting = self.waiting, []
-            self.store.append_ledger(self.run_id, batch)
+    async def settle(self) -> None:
+        await self._entries.settle()
 
 
 def _answered_counter(count: list[int]) -> Callable[[Any], None]:
@@ -254,7 +250,7 @@ async def arun_sweep(
             if ledger is not None:
                 for hook in hooks:  # the components may serve another run (notebooks)
                     ledger.unsubscribe(hook)
-            stored.flush()
+            await stored.settle()
         store.set_status(run_id, status, finished=status == "finished")
     view = RunView.read(store, run_id)
     summary = summarise(view, config)
