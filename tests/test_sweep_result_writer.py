@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
+
 from ragjudge.schema import JudgeResult, JudgeStatus, TokenUsage
 from ragjudge.store import StoredJudgeResult, open_store
 from ragjudge.store.sql import SqlRunStore
@@ -96,3 +98,25 @@ async def test_writes_wait_in_a_worker_thread_and_share_a_transaction(tmp_path: 
     await asyncio.wait_for(adds, 30)
     assert len(store.judge_results("r")) == 10
     assert store.writes == [2, 8]  # the first result alone, the others together
+
+
+async def test_a_failed_write_fails_every_caller_waiting_and_every_later_one() -> None:
+    import asyncio
+
+    from ragjudge.sweep.commit import Committer
+
+    calls: list[list[int]] = []
+
+    def write(items: list[int]) -> None:
+        calls.append(items)
+        raise OSError("disk full")
+
+    committer: Committer[int] = Committer(write)
+    committer.add([1])
+    committer.add([2])
+    got = await asyncio.gather(committer.settle(), committer.settle(), return_exceptions=True)
+    assert all(isinstance(e, OSError) and "disk full" in str(e) for e in got)
+    committer.add([3])
+    with pytest.raises(OSError, match="disk full"):
+        await asyncio.wait_for(committer.settle(), 5)  # no retry loop, no hang
+    assert calls == [[1, 2]]
