@@ -121,3 +121,9 @@ class SpendingJudge(Judge, Protocol):
         calls, at what estimated cost (the judge cascade, ``ragjudge.judges.cascade``). Runners
         with a budget check it before the first call."""
         ...
+
+    async def spends(self, item: JudgeInput) -> bool:
+        """Whether judging ``item`` may send a paid call (the cascade: whether the item
+        escalates). Runners with a budget admit only such items against it: one the judge
+        decides without a call never waits for, nor is refused by, a budget."""
+        ...

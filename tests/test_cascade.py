@@ -113,14 +113,14 @@ def cascade_config(**budget):
     )
 
 
-def test_sweep_preflight_stops_before_spending(llm_env, tmp_path):
-    cfg = cascade_config(max_calls=1)
-    out = run_sweep(
-        cfg,
-        store=open_store(tmp_path / "r.sqlite"),
-        components=build_components(cfg),
-        testset=make_testset(),
+def sweep_into(path, cfg):
+    return run_sweep(
+        cfg, store=open_store(path), components=build_components(cfg), testset=make_testset()
     )
+
+
+def test_sweep_preflight_stops_before_spending(llm_env, tmp_path):
+    out = sweep_into(tmp_path / "r.sqlite", cascade_config(max_calls=1))
     assert out.status == "stopped_budget"
     assert llm_env.chat_requests() == []  # nothing was sent
 
@@ -195,3 +195,68 @@ def test_judge_cli_says_the_preflight_before_judging(llm_env, tmp_path):
     assert sent >= 1  # the default band escalates some of these rows
     assert f"faithfulness: {sent} of {len(ROWS)} items" in line and "expected to escalate" in line
     assert f"backend cascade: {len(ROWS)} rows, {sent} calls" in " ".join(res.stdout.split())
+
+
+def test_a_budget_the_preflight_fits_is_enough(llm_env, tmp_path, monkeypatch, capsys):
+    """Items the cascade keeps offline are never admitted against the budget, nor is the
+    extractive generator's work: a run whose budget is exactly what the pre-flight expects
+    finishes (it used to stop at the last kept item, or already while generating, with exit 3)."""
+    from ragjudge.cli import main
+
+    monkeypatch.setenv("RAGJUDGE_HOME", str(tmp_path / "first"))  # a cold LLM cache each run
+    first = sweep_into(tmp_path / "a.sqlite", cascade_config(max_calls=200))
+    needed = len(llm_env.chat_requests())
+    assert first.status == "finished" and 0 < needed < len(make_testset().cases)
+    monkeypatch.setenv("RAGJUDGE_HOME", str(tmp_path / "second"))
+    path = tmp_path / "b.sqlite"
+    out = sweep_into(path, cascade_config(max_calls=needed))
+    assert out.status == "finished"
+    assert len(llm_env.chat_requests()) == 2 * needed
+    with pytest.raises(SystemExit) as code:
+        main(["runs", "show", out.run_id, "--store", str(path)])
+    assert code.value.code in (0, None)
+    assert "cascade[band=0-0.6]" in capsys.readouterr().out  # not taken for markup
+
+
+def test_every_escalated_call_failing_fails_the_run(llm_env, tmp_path):
+    """Rows kept offline do not hide an LLM part whose every call failed: the run ends
+    ``failed`` naming the judge's llm part (it ended ``finished`` while fewer than half the
+    items escalated)."""
+    from ragjudge.sweep.stages import StageFailedError
+    from ragjudge.testing.faults import FaultPlan
+
+    llm_env.set_faults(FaultPlan(rates={"500": 1.0}))
+    cfg = config(
+        judges={"names": ["faithfulness"], "backend": "cascade", "options": {"high": 0.35}},
+        ks=[1, 2],
+    )
+    store = open_store(tmp_path / "r.sqlite")
+    with pytest.raises(StageFailedError) as exc:
+        run_sweep(cfg, store=store, components=build_components(cfg), testset=make_testset())
+    msg = str(exc.value)
+    assert "faithfulness (llm part) scored 0/" in msg and "provider_error x" in msg, msg
+    (run,) = store.list_runs()
+    assert run.status == "failed"
+    rows = [r.result for r in store.judge_results(run.run_id)]
+    kept = [r for r in rows if r.backend == "offline" and r.score is not None]
+    assert 2 * len(kept) > len(rows)  # most rows were scored offline: the old rule passed
+
+
+def test_a_prechecked_row_is_recorded_as_decided_without_a_call(llm_env):
+    rows = [*ROWS, {**ROWS[0], "id": "empty", "answer": " "}]
+    out = ragjudge.evaluate(rows, ["faithfulness"], backend="cascade")
+    empty = next(r for r in out.results["faithfulness"] if r.item_id == "empty")
+    assert (empty.status.value, empty.backend, empty.usage.calls) == ("invalid_input", "offline", 0)
+
+
+@pytest.mark.parametrize("platt", [[float("nan"), 0.0], [1.0, float("inf")], [-1.0, 0.0]])
+def test_a_calibration_that_is_not_finite_or_falls_is_refused(platt):
+    with pytest.raises(ConfigError, match=r"judges\.options of the faithfulness cascade"):
+        create_judge("faithfulness", "cascade", platt=platt)
+
+
+def test_fit_band_refuses_what_it_cannot_fit():
+    with pytest.raises(ValueError, match="not a finite number"):
+        fit_band([0.2, float("nan"), 0.7], [0, 1, 1])
+    with pytest.raises(ValueError, match=r"target = 1\.5"):
+        fit_band([0.2, 0.4, 0.7], [0, 1, 1], target=1.5)

@@ -78,10 +78,14 @@ def test_coverage_floor_names_judge_coverage_and_dominant_failure(
         coverage_floor()
 
 
+PART_ONLY = '{"backend": "llm", "score": "not a score"}'
+"""A stored result whose backend field parses and whose whole does not."""
+
+
 def test_the_stored_line_is_the_same_and_parses_only_the_failures() -> None:
     """A run's stored results give ``judging_failure``'s line from their status and score
-    columns, judges in the order asked; a decided result is never parsed (its stored JSON here
-    would not parse)."""
+    columns, judges in the order asked; a decided result is never parsed whole, only its
+    ``backend`` when its judge has a failure (its stored JSON here would not parse whole)."""
     ok, bad, skip = JudgeStatus.ok, JudgeStatus.parse_error, JudgeStatus.skipped_missing_reference
     cases = ([ok, ok, bad, skip], [ok, bad, bad, JudgeStatus.timeout], [bad], [skip])
     for statuses in cases:
@@ -92,7 +96,7 @@ def test_the_stored_line_is_the_same_and_parses_only_the_failures() -> None:
             rows = {
                 (r.judge, 1, r.item_id): (
                     r.judge, 1, r.item_id, r.status.value, r.score,
-                    "{not json" if decided(r) else r.model_dump_json(),
+                    PART_ONLY if decided(r) else r.model_dump_json(),
                 )
                 for r in results
             }  # fmt: skip
@@ -111,6 +115,27 @@ def test_the_stored_line_is_the_same_and_parses_only_the_failures() -> None:
                     "faithfulness scored 0/1"
                 )
     assert stored_judging_failure(stored, ["faithfulness"]) is None  # [skip]: nothing called
+
+
+def test_a_backend_part_whose_every_call_failed_is_below_the_floor() -> None:
+    """A cascade's rows kept offline do not hide that each escalated call failed: each
+    backend's part is held to the floor too, in memory and from the store alike."""
+    ok, bad = JudgeStatus.ok, JudgeStatus.provider_error
+    kept = [r.model_copy(update={"backend": "offline"}) for r in _results([ok, ok, ok])]
+    sent = [r.model_copy(update={"item_id": f"e{r.item_id}"}) for r in _results([bad, bad])]
+    line = judging_failure({"faithfulness": kept + sent})
+    assert line == (
+        "judging failed: faithfulness (llm part) scored 0/2 (0%, floor 50%); "
+        "provider_error x2: provider_error happened"
+    )
+    rows = {
+        ("faithfulness", 1, r.item_id): (
+            "faithfulness", 1, r.item_id, r.status.value, r.score, r.model_dump_json()
+        )
+        for r in kept + sent
+    }  # fmt: skip
+    assert stored_judging_failure(JudgeResults(rows, RowSource("runs.sqlite", "r1"))) == line
+    assert judging_failure({"faithfulness": kept + sent[:1] + _results([ok])}) is None  # 1/2
 
 
 def test_sweep_whose_every_reply_is_unparseable_fails(

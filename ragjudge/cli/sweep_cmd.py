@@ -249,9 +249,13 @@ def runs_show(
     m = store.manifest(run_id)
     con = Console()
     con.print(f"[bold]{m.run_id}[/]  status {m.status}  started {m.started_at}")
-    con.print(f"data set {m.dataset_name} (hash {m.dataset_hash}), config {m.config_hash}")
-    con.print(f"models {m.models}; prompts {m.prompts}; ragjudge {m.ragjudge_version}")
-    con.print(f"rows {store.counts(run_id)}")
+    # stored values are text, not markup: a cascade's version holds "[band=...]"
+    for line in (
+        f"data set {m.dataset_name} (hash {m.dataset_hash}), config {m.config_hash}",
+        f"models {m.models}; prompts {m.prompts}; ragjudge {m.ragjudge_version}",
+        f"rows {store.counts(run_id)}",
+    ):
+        con.print(line, markup=False, highlight=False)
     summary = summarise_run(store, run_id)
     _print_summary(summary, out)
     if out is not None:

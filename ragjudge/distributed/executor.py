@@ -128,15 +128,23 @@ class RayExecutor(InProcessExecutor):
         first_prepared: bool = False,
     ) -> None:
         """Judge the tasks in batches on the workers, storing each batch's rows as it returns;
-        with an LLM, a batch is sent only if it fits the budget beside the batches in flight.
+        with an LLM, a batch is sent only if its items that may spend fit the budget beside
+        the batches in flight.
         (The workers prepare what they judge: ``first_prepared`` is not this driver's.)"""
+        from ragjudge.judges.runner import may_spend
+
         batches = batches_of(tasks, self.workers)
         in_flight: dict[int, int] = {}
+        # items of each batch that may spend (a cascade's kept items do not: runner.may_spend)
+        paying = [
+            sum([await may_spend(judge, t.item) for t in batch]) if self.comp.llm else 0
+            for batch in batches
+        ]
 
         def admit(i: int) -> None:
-            if self.comp.llm is not None:
-                self.budget.check_batch(sum(in_flight.values()) + len(batches[i]))
-            in_flight[i] = len(batches[i])
+            if paying[i]:
+                self.budget.check_batch(sum(in_flight.values()) + paying[i])
+            in_flight[i] = paying[i]
 
         args = [(judge.name, [t.item for t in batch]) for batch in batches]
         with self._bar(judge.name, len(tasks)) as advance:

@@ -51,6 +51,9 @@ class ExtractiveGenerator:
     """Offline ``Generator``: extractive, cited, abstains below a similarity threshold."""
 
     name = "extractive"
+    client = None
+    """No LLM client: it calls no model and spends nothing (what a run's budget reads; a
+    generator without this attribute may spend)."""
 
     def __init__(
         self,

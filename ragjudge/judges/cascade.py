@@ -10,17 +10,21 @@ default, keeps the score: the offline judges decide at 0.5). The item **escalate
 judge's result stands.
 
 Bookkeeping, on every result: ``backend`` is the judge that decided (``offline`` or ``llm``:
-the store keeps it), ``judge_version`` is the cascade's own (both judges' versions and the
-band), and ``evidence.features`` holds ``cascade_escalated`` (1 or 0), ``cascade_p`` (the
-calibrated first-pass probability, absent when the first judge did not score) and
-``cascade_first_score``. An escalated item carries the LLM call's usage; a kept one none.
+the store keeps it; a result of the shared pre-check, which no judge decided, is ``offline``,
+as no call was made), ``judge_version`` is the cascade's own (both judges' versions and the
+band), and ``evidence.features`` of every result the cascade judged holds
+``cascade_escalated`` (1 or 0), ``cascade_p`` (the calibrated first-pass probability, absent
+when the first judge did not score) and ``cascade_first_score`` (a pre-checked result has no
+features). An escalated item carries the LLM call's usage; a kept one none.
 
 Pre-flight (``Spending`` protocol): ``estimate_spend(items)`` runs the first pass over the
 items (kept for the real pass) and says, before any call, how many items escalate and what
 they cost: per escalated item one call of ``ceil(chars / 4)`` prompt tokens (the prompt
 template plus the item's texts, ``ragjudge.llm.tokens.text_tokens``) and ``COMPLETION_TOKENS``
-completion tokens, priced by the client's price table. The sweep stops with a budget stop
-before spending when that does not fit ``max_calls`` / ``max_cost_usd``.
+completion tokens, priced by the client's price table (an upper bound: a call the LLM cache
+will answer is counted as paid). The sweep stops with a budget stop before spending when that
+does not fit ``max_calls`` / ``max_cost_usd``; during the run, only items that escalate
+(``spends``) are admitted against the budget, so a kept item never waits for it or is refused.
 
 ``fit_band(scores, verdicts, target)`` fits the calibration and the band from a sample judged
 both ways (offline score, LLM verdict) or from labels (offline score, label): the Platt fit of
@@ -38,7 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, ValidationError, model_validator
 
 from ragjudge.errors import ConfigError
 from ragjudge.judges.registry import available, create_judge, register_judge, takes_client
@@ -63,13 +67,16 @@ class CascadeBand(BaseModel):
 
     low: float = Field(default=0.3, ge=0.0, le=1.0)
     high: float = Field(default=0.7, ge=0.0, le=1.0)
-    platt: tuple[float, float] = (1.0, 0.0)
-    """(a, b) of ``p = sigmoid(a * logit(score) + b)``; (1, 0) keeps the score."""
+    platt: tuple[FiniteFloat, FiniteFloat] = (1.0, 0.0)
+    """(a, b) of ``p = sigmoid(a * logit(score) + b)``, ``a >= 0`` (a higher first-pass score
+    never means less support); (1, 0) keeps the score."""
 
     @model_validator(mode="after")
     def _ordered(self) -> CascadeBand:
         if self.low > self.high:
             raise ValueError(f"low = {self.low} is above high = {self.high}")
+        if self.platt[0] < 0:
+            raise ValueError(f"platt slope a = {self.platt[0]} is negative")
         return self
 
     @property
@@ -101,7 +108,9 @@ def _key(item: JudgeInput) -> str:
 class CascadeJudge:
     """``first`` (offline) on every item, ``second`` (LLM) on the uncertain ones."""
 
-    backend = "cascade"
+    backend = FIRST_BACKEND
+    """What a result the shared pre-check decides records (no call was made); a judged
+    result records the judge that decided it."""
 
     def __init__(
         self,
@@ -156,6 +165,11 @@ class CascadeJudge:
             completion_tokens=completion,
             cost_usd=self.price(prompt, completion) if self.price is not None else 0.0,
         )
+
+    async def spends(self, item: JudgeInput) -> bool:
+        """Whether ``item`` escalates to the LLM judge (``SpendingJudge``; from the kept first
+        pass)."""
+        return self.client is not None and self.band.escalates(await self.first_pass(item))
 
     async def judge(self, item: JudgeInput) -> JudgeResult:
         first = await self.first_pass(item)
@@ -243,10 +257,15 @@ def fit_band(
     ``verdicts`` on the same items (module docstring; a verdict >= 0.5 is a yes)."""
     from scipy.optimize import minimize
 
-    s = np.clip(np.asarray(scores, dtype=float), _EPS, 1.0 - _EPS)
-    y = (np.asarray(verdicts, dtype=float) >= 0.5).astype(float)
-    if len(s) != len(y) or len(s) < 2:
+    raw, verdict = np.asarray(scores, dtype=float), np.asarray(verdicts, dtype=float)
+    if len(raw) != len(verdict) or len(raw) < 2:
         raise ValueError("fit_band needs two or more (score, verdict) pairs of equal count")
+    if not (np.isfinite(raw).all() and np.isfinite(verdict).all()):
+        raise ValueError("fit_band: a score or verdict is not a finite number")
+    if not 0.0 < target <= 1.0:
+        raise ValueError(f"fit_band: target = {target} is not an agreement in (0, 1]")
+    s = np.clip(raw, _EPS, 1.0 - _EPS)
+    y = (verdict >= 0.5).astype(float)
     x = np.log(s / (1.0 - s))
     if 0 < y.sum() < len(y):
 

@@ -14,7 +14,7 @@ from ragjudge.schema import JudgeResult, JudgeStatus
 from ragjudge.userconfig import setting
 
 if TYPE_CHECKING:
-    from ragjudge.store.rows import JudgeResults
+    from ragjudge.store.rows import JudgeResults, Key
 
 FLOOR_ENV = "RAGJUDGE_MIN_COVERAGE"
 
@@ -56,19 +56,27 @@ def coverage_floor() -> float:
     return value
 
 
+Tally = list[tuple[str, tuple[str, str | None] | None]]
+"""A judge's called results as (the backend that decided, (status, error) when not decided)."""
+
+
 def judging_failure(
     results: Mapping[str, Sequence[JudgeResult]], floor: float | None = None
 ) -> str | None:
     """One line naming each judge whose coverage (decided / called: a score or ``no_claims``)
-    is below ``floor``
-    (default ``coverage_floor()``) with its dominant failure status and count, and the first
-    error of that status; None when every judge that made a call is at or above it. A judge
-    that scored nothing is below any floor."""
-    tallies = {}
+    is below ``floor`` (default ``coverage_floor()``) with its dominant failure status and
+    count, and the first error of that status; None when every judge that made a call is at or
+    above it. A judge that scored nothing is below any floor. A judge whose results were
+    decided by two backends (the cascade: ``offline`` and ``llm``) is also held to the floor
+    on each backend's share alone, so rows kept offline never hide that every escalated call
+    failed."""
+    tallies: dict[str, Tally] = {}
     for name, rs in results.items():
-        called = [r for r in rs if r.status not in NO_CALL]
-        failures = [(r.status.value, r.error) for r in called if not decided(r)]
-        tallies[name] = (len(called), failures)
+        tallies[name] = [
+            (r.backend, None if decided(r) else (r.status.value, r.error))
+            for r in rs
+            if r.status not in NO_CALL
+        ]
     return _failure_line(tallies, floor)
 
 
@@ -77,33 +85,52 @@ def stored_judging_failure(
 ) -> str | None:
     """``judging_failure`` over a run's stored results (of the judges in ``names``, in that
     order; all when None, by name), reading each result's status and score from their columns
-    and parsing only the results that failed (for the error the line quotes): the same line,
-    without parsing every result of a run that went well."""
+    and parsing only the results that failed (for the error the line quotes) and, of a judge
+    with a failure, the backend field of the others: the same line, without parsing every
+    result of a run that went well."""
     scores = results.scores
-    tallies: dict[str, tuple[int, list[tuple[str, str | None]]]] = {}
+    called: dict[str, list[Key]] = {}
+    failing: set[str] = set()
     for key, status in results.statuses.items():
         name = key[0]
         if status in NO_CALL or (names is not None and name not in names):
             continue
-        called, failures = tallies.setdefault(name, (0, []))
+        called.setdefault(name, []).append(key)
         if not is_decided(scores[key], status):
-            failures.append((status.value, results[key].error))
-        tallies[name] = (called + 1, failures)
+            failing.add(name)
+    tallies: dict[str, Tally] = {}
+    for name, keys in called.items():
+        if name not in failing:
+            tallies[name] = [("", None)] * len(keys)
+            continue
+        tallies[name] = []
+        for key in keys:
+            if is_decided(scores[key], results.status(key)):
+                tallies[name].append((results.backend(key), None))
+            else:
+                r = results[key]
+                tallies[name].append((r.backend, (r.status.value, r.error)))
     if names is not None:
         tallies = {n: tallies[n] for n in names if n in tallies}
     return _failure_line(tallies, floor)
 
 
-def _failure_line(
-    tallies: Mapping[str, tuple[int, Sequence[tuple[str, str | None]]]], floor: float | None
-) -> str | None:
-    """``judging_failure``'s line from each judge's (calls, failures as (status, error))."""
+def _failure_line(tallies: Mapping[str, Tally], floor: float | None) -> str | None:
+    """``judging_failure``'s line from each judge's tally: the judge as a whole, then, when
+    that passes and two backends decided its results, each backend's part."""
     floor = coverage_floor() if floor is None else floor
     failed = []
-    for name, (called, failures) in tallies.items():
-        line = coverage_problem(name, called - len(failures), called, failures, floor)
-        if line is not None:
-            failed.append(line)
+    for name, tally in tallies.items():
+        parts = [(name, tally)]
+        backends = sorted({b for b, _ in tally})
+        if len(backends) > 1:
+            parts += [(f"{name} ({b} part)", [t for t in tally if t[0] == b]) for b in backends]
+        for label, part in parts:
+            failures = [f for _, f in part if f is not None]
+            line = coverage_problem(label, len(part) - len(failures), len(part), failures, floor)
+            if line is not None:
+                failed.append(line)
+                break
     if not failed:
         return None
     return " ".join(("judging failed: " + "; ".join(failed)).split())[:1000]

@@ -87,6 +87,12 @@ def prepared_slices(
         yield part
 
 
+async def may_spend(judge: Judge, item: JudgeInput) -> bool:
+    """Whether judging ``item`` may send a paid call: a ``SpendingJudge`` says
+    (``spends``); any other judge may."""
+    return await judge.spends(item) if isinstance(judge, SpendingJudge) else True
+
+
 async def estimate_spend(
     judges: Sequence[Judge], items: Sequence[JudgeInput]
 ) -> list[SpendEstimate]:

@@ -36,6 +36,13 @@ class _Usage(BaseModel):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
+class _Backend(BaseModel):
+    """The one field ``JudgeResults.backend`` reads of a stored result (the rest is skipped)."""
+
+    model_config = ConfigDict(extra="ignore")
+    backend: str = "custom"
+
+
 class CorruptRowError(StateFileError):
     """A stored row that does not parse as what its table holds."""
 
@@ -121,6 +128,15 @@ class JudgeResults(Mapping[Key, JudgeResult]):
             return got.usage
         raw = self._rows[key][_RAW]
         return parse_row(_Usage, raw, self._source, "judge_results", _name(key)).usage
+
+    def backend(self, key: Key) -> str:
+        """The backend that decided ``key``'s result, parsing only that field of a result
+        not yet parsed."""
+        got = self._parsed.get(key)
+        if got is not None:
+            return got.backend
+        raw = self._rows[key][_RAW]
+        return parse_row(_Backend, raw, self._source, "judge_results", _name(key)).backend
 
     def status(self, key: Key) -> JudgeStatus:
         """The stored status of ``key`` (its column; nothing parsed)."""

@@ -237,16 +237,19 @@ class InProcessExecutor:
         from ragjudge.generate import answer_key
 
         have = dict(plan.have)
+        # a generator whose client is None (the extractive one) spends nothing, whatever the
+        # judges do; one without a ``client`` attribute may
+        paid = self.comp.llm is not None and getattr(self.comp.generator, "client", 1) is not None
         for k, case_ids in plan.missing.items():
             missing = [self.case_by_id[c] for c in case_ids]
             self.progress(f"generating answers at k={k} ({len(missing)} cases)")
             t0 = time.perf_counter()
             existing = {answer_key(a): a for a in have.values()}
             # In slices, so that a budget stop happens between LLM calls, not after all of them.
-            step = self.config.concurrency * 4 if self.comp.llm is not None else len(missing)
+            step = self.config.concurrency * 4 if paid else len(missing)
             for start in range(0, len(missing), step):
                 chunk = missing[start : start + step]
-                if self.comp.llm is not None:
+                if paid:
                     self.budget.check_batch(len(chunk))
                 got = await self._answer(chunk, rankings, k, existing)
                 # An answer reused from a smaller k is stored without usage (paid once).
@@ -367,10 +370,12 @@ class InProcessExecutor:
             self.budget.check_estimate(calls, cost)
 
     async def _judge_one(self, judge: Judge, item: JudgeInput) -> JudgeResult:
-        from ragjudge.judges.runner import judge_one
+        """``judge_one`` in a slot of the run's concurrency; with an LLM in the run, an item
+        that may spend (``runner.may_spend``) is admitted against the budget first."""
+        from ragjudge.judges.runner import judge_one, may_spend
 
         async with self.sem:
-            if self.comp.llm is None:
+            if self.comp.llm is None or not await may_spend(judge, item):
                 return await judge_one(judge, item)
             await self.budget.admit()
             res: JudgeResult | None = None
