@@ -27,6 +27,10 @@ BAD = [
     ("RAGJUDGE_SEED", "1.5"),
     ("RAGJUDGE_MAX_CONCURRENCY", "0"),
     ("RAGJUDGE_ADAPTIVE_CONCURRENCY", "maybe"),
+    ("OPENAI_BASE_URL", "http://[::1"),
+    ("OPENAI_BASE_URL", "127.0.0.1:8080/v1"),
+    ("OPENAI_BASE_URL", "ftp://host/v1"),
+    ("RAGJUDGE_BASE_URL", "http://127.0.0.1:port/v1"),
 ]
 
 
@@ -60,6 +64,16 @@ def test_the_cli_refuses_a_nan_temperature_with_one_line(tmp_path, capsys, monke
     err = capsys.readouterr().err.strip()
     assert exc.value.code == 2 and len(err.splitlines()) == 1, err
     assert "RAGJUDGE_TEMPERATURE=nan" in err
+
+
+def test_a_base_url_that_does_not_parse_fails_no_other_command(tmp_path, capsys, monkeypatch):
+    """Every error line passes through the redaction, which reads the base URL's credentials:
+    a value that did not parse made even ``metrics`` end in a traceback (exit 1)."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://[::1")
+    with pytest.raises(SystemExit) as exc:
+        main(["metrics", "--qrels", str(tmp_path / "nope"), "--run", str(tmp_path / "nope")])
+    err = capsys.readouterr().err.strip()
+    assert exc.value.code == 2 and len(err.splitlines()) == 1 and "nope" in err, err
 
 
 PRECEDENCE = [

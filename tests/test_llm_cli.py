@@ -71,6 +71,52 @@ def test_fake_llm_serves_until_stopped_and_llm_check_uses_it(tmp_path: Path) -> 
     assert templates.count("judges/answer_relevancy@v1") >= 5
 
 
+def _fake_llm(*flags: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [*RAGJUDGE, "fake-llm", "--port", "0", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _served_url(proc: subprocess.Popen[str]) -> str:
+    assert proc.stdout is not None
+    return proc.stdout.readline().split(" on ", 1)[1].split()[0]
+
+
+def test_llm_check_relearns_the_modes_and_fails_when_none_works(tmp_path: Path) -> None:
+    """A probe replaces what earlier runs learned (a mode dropped then and working now is used
+    again; it used to stay dropped for good), and no working mode is an error, exit 2 (it
+    exited 0, naming json_schema as auto's choice)."""
+    env = dict(os.environ, RAGJUDGE_HOME=str(tmp_path), OPENAI_API_KEY="sk-cli-secret")
+    env["RAGJUDGE_MODEL"] = "fake-model"
+    with _fake_llm() as proc:
+        try:
+            env["OPENAI_BASE_URL"] = url = _served_url(proc)
+            dropped = {m: "an old refusal" for m in ("json_schema", "json_object", "tools")}
+            record = {f"{url}|fake-model": {"mode": "prompt", "dropped": dropped}}
+            (tmp_path / "llm_modes.json").write_text(json.dumps(record))
+            out = run(["llm", "check"], env)
+            assert out.returncode == 0, out.stderr
+            assert "auto uses: json_schema" in " ".join(out.stdout.split())
+            saved = json.loads((tmp_path / "llm_modes.json").read_text())
+            assert saved[f"{url}|fake-model"]["dropped"] == {}
+        finally:
+            proc.terminate()
+            proc.wait(10)
+    with _fake_llm("--fault-rate", "malformed=1.0") as proc:
+        try:
+            env["OPENAI_BASE_URL"] = _served_url(proc)
+            out = run(["llm", "check"], env)
+            assert out.returncode == 2 and "Traceback" not in out.stderr
+            (line,) = out.stderr.strip().splitlines()
+            assert "no structured mode gave a usable reply" in line
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
 def test_llm_check_without_endpoint() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "RAGJUDGE_B"))}
     out = run(["llm", "check"], env)

@@ -246,6 +246,35 @@ async def test_llama_cpp_500_on_json_schema_falls_back_and_is_remembered(
     ]
 
 
+async def test_modes_are_walked_forward_once_and_dropped_when_a_later_one_works(
+    llm_env: FakeLLMServer,
+) -> None:
+    """json_schema answered 500 and json_object 400: the walk goes on to tools (it used to
+    loop between the two for ever, thousands of requests a minute), drops both, and a later
+    client starts at tools."""
+    import asyncio
+
+    llm_env.like_llama_cpp = llm_env.reject_json_object = True
+    async with LLMClient.from_env() as client:
+        res = await asyncio.wait_for(client.structured(ask("2 3"), Sum, prompt=SUM), 30)
+        assert res.ok and res.meta["mode"] == "tools"
+        assert client.structured_mode() == "tools"
+    assert len(llm_env.chat_requests()) <= 4  # json_schema x2, json_object, tools
+
+
+async def test_a_refusal_every_mode_gets_is_not_about_the_mode(llm_env: FakeLLMServer) -> None:
+    """A 400 that prompt-only gets too (here: a template the server has no responder for)
+    drops no mode: it used to drop every constrained one for good after one bad request."""
+    from ragjudge.llm import modes
+
+    unknown = PromptRef(name="test/no-such-template", version="v1")
+    async with LLMClient.from_env() as client:
+        res = await client.structured(ask("2 3"), Sum, prompt=unknown)
+        assert not res.ok and client.structured_mode() == "json_schema"
+        assert modes.memory().get(client.mode_key).dropped == {}
+    assert len(llm_env.chat_requests()) == 4  # each mode once, none twice
+
+
 async def test_a_server_failing_every_request_drops_no_mode(llm_env: FakeLLMServer) -> None:
     llm_env.set_faults(FaultPlan(rates={"500": 1.0}))
     async with LLMClient.from_env(max_attempts=3) as client:

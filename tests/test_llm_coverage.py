@@ -259,3 +259,39 @@ def test_report_on_a_run_below_its_floor_refuses_naming_the_judge(
         line
     )
     assert "parse_error x" in line and "--allow-unfinished" in line
+
+
+@pytest.mark.parametrize("floor", ["abc", "2"])
+def test_a_bad_floor_is_refused_before_any_call(
+    llm_env: FakeLLMServer, floor: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """It was read only after judging, once every call was paid for."""
+    from ragjudge.cli import main
+
+    monkeypatch.setenv("RAGJUDGE_MIN_COVERAGE", floor)
+    with pytest.raises(ConfigError, match=f"RAGJUDGE_MIN_COVERAGE='{floor}'"):
+        evaluate(ROWS, ["answer_relevancy"], backend="llm")
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    with pytest.raises(SystemExit) as code:
+        main(["judge", "-i", str(src), "--judges", "answer_relevancy", "--backend", "llm"])
+    cfg = config(judges={"names": ["faithfulness"], "backend": "llm"}, ks=[1])
+    with pytest.raises(ConfigError, match="RAGJUDGE_MIN_COVERAGE"):
+        run_sweep(cfg, store=open_store(tmp_path / "r.sqlite"), testset=make_testset())
+    assert code.value.code == 2 and llm_env.stats()["chat_requests"] == 0
+
+
+def test_every_failing_judge_is_named_however_long_its_errors() -> None:
+    """The line was cut at 1,000 characters, so a long first error hid the judges after it."""
+    long = [
+        r.model_copy(update={"judge": name, "error": "echoed request " * 200})
+        for name in ("faithfulness", "answer_relevancy", "completeness", "context_precision")
+        for r in _results([JudgeStatus.parse_error])
+    ]
+    by: dict[str, list[JudgeResult]] = {}
+    for r in long:
+        by.setdefault(r.judge, []).append(r)
+    line = judging_failure(by)
+    assert line is not None and "\n" not in line
+    assert all(f"{name} scored 0/1" in line for name in by), line
+    assert line.count("...") == len(by)

@@ -10,12 +10,15 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import unquote
+
+import pytest
 
 from ragjudge.resources import demo_dir
 from ragjudge.testing.server import FakeLLMServer
 
 KEY = "sk-canary-key-5e3f9a1c"
-USER, PASSWORD = "canaryuser", "canary-pw-77d1"
+USER = "canaryuser"
 
 
 def _ragjudge(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -29,10 +32,13 @@ def _ragjudge(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Com
     )
 
 
-def test_an_echoing_server_leaks_no_secret_anywhere(tmp_path: Path) -> None:
+@pytest.mark.parametrize("password", ["canary-pw-77d1", "canary%21pw-77d1"])
+def test_an_echoing_server_leaks_no_secret_anywhere(tmp_path: Path, password: str) -> None:
+    """Also with a password percent-encoded in the URL, which HTTP Basic sends decoded (the
+    decoded pair's base64 reached the run store and exports)."""
     home = tmp_path / "home"
     with FakeLLMServer(echo=True) as srv:
-        url = f"http://{USER}:{PASSWORD}@127.0.0.1:{srv.port}/v1"
+        url = f"http://{USER}:{password}@127.0.0.1:{srv.port}/v1"
         env = dict(
             os.environ,
             OPENAI_BASE_URL=url,
@@ -80,8 +86,10 @@ def test_an_echoing_server_leaks_no_secret_anywhere(tmp_path: Path) -> None:
     assert echoed, "the server was asked"
     assert outs[0].returncode == 2 and outs[1].returncode == 2, [o.stderr for o in outs]
     assert outs[2].returncode == 0, outs[2].stderr
-    userinfo = f"{USER}:{PASSWORD}"
-    secrets = [KEY, PASSWORD, userinfo, base64.b64encode(userinfo.encode()).decode()]
+    secrets = [KEY]
+    for pw in {password, unquote(password)}:
+        userinfo = f"{USER}:{pw}"
+        secrets += [pw, userinfo, base64.b64encode(userinfo.encode()).decode()]
     texts = {f"output of {' '.join(o.args[3:5])}": o.stdout + o.stderr for o in outs}
     files = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert any(p.name == "runs.sqlite" for p in files) and (tmp_path / "x.jsonl").exists()

@@ -169,6 +169,7 @@ def evaluate(
     0.5; a judge that scored nothing is always below it); below it ``StageFailedError`` is
     raised, its ``partial`` holding the result. See the module docstring."""
     from ragjudge.adapters import run_sync
+    from ragjudge.judges.coverage import coverage_floor
     from ragjudge.judges.registry import default_backend
     from ragjudge.judges.runner import estimate_spend, run_judges
     from ragjudge.llm import preflight_judges
@@ -177,6 +178,8 @@ def evaluate(
     from ragjudge.sweep.stages import StageFailedError, judging_failure
 
     concurrency = resolve_concurrency(concurrency)
+    if min_coverage is None:
+        coverage_floor()  # a bad floor is refused before any work, not after the calls are paid
     items = load_rows(data)
     chosen = backend or default_backend()
     built = build(judges, chosen, concurrency, options)

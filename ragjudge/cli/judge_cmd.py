@@ -111,6 +111,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         from ragjudge.cli.failures import check_endpoint_used, failure_lines
+        from ragjudge.judges.coverage import coverage_floor
         from ragjudge.judges.items import output_rows, read_items, write_jsonl
         from ragjudge.judges.registry import build_judges, default_backend, import_plugins
         from ragjudge.judges.runner import estimate_spend, run_judges
@@ -121,6 +122,7 @@ def register(app: typer.Typer) -> None:
 
         import_plugins(plugin)
         concurrency = resolve_concurrency(concurrency)
+        coverage_floor()  # a bad floor is refused before any work, not after the calls are paid
         names = parse_names(judges)
         ex = executor_config(executor, ray_address, workers)
         rows, items = read_items(input)

@@ -137,24 +137,42 @@ async def _probe_modes(settings: LLMSettings) -> None:
     )
     memory = modes.memory()
     key = ""
+    refused: dict[str, str] = {}
+    working = []
     for mode in MODES:
         probe = settings.model_copy(update={"structured_mode": mode, "max_attempts": 2})
         async with LLMClient(probe, cache=False) as client:
             key = client.mode_key
             res = await client.structured(messages, RelevancyOut, prompt=prompt.ref)
         if res.ok:
+            working.append(mode)
             shown = (
                 f"ok ({res.attempts} request(s){', repaired' if res.meta.get('repaired') else ''})"
             )
         elif res.error is not None and "does not accept structured mode" in res.error.message:
-            memory.drop(key, mode, res.error.message)
-            shown = f"refused: {res.error.message.split(': ', 1)[-1][:300]}"
+            refused[mode] = res.error.message
+            shown = f"refused: {_short(res.error.message.split(': ', 1)[-1], 300)}"
         else:
             kind = res.error.kind if res.error is not None else "no value"
             msg = res.error.message.split(": ", 1)[-1] if res.error is not None else ""
-            shown = f"{kind}: {msg[:160]}"
+            shown = f"{kind}: {_short(msg, 160)}"
         print(f"{'mode ' + mode:>18}: {shown}")
-    print(f"{'auto uses':>18}: {memory.get(key).mode} (remembered in {memory.path})")
+    # what the probe saw replaces what earlier runs learned: a mode dropped then and working
+    # now is used again
+    chosen = memory.learn(key, refused)
+    print(f"{'auto uses':>18}: {chosen} (remembered in {memory.path})")
+    if not working:
+        raise ConfigError(
+            f"no structured mode gave a usable reply from {settings.display_url} with model "
+            f"{settings.model!r}: every judge would fail there (the modes' errors are above)"
+        )
+
+
+def _short(text: str, most: int) -> str:
+    """``text`` cut at a word boundary to at most ``most`` characters, "..." marking a cut."""
+    if len(text) <= most:
+        return text
+    return text[: most - 3].rsplit(" ", 1)[0] + "..."
 
 
 @llm_app.command("dry-run")

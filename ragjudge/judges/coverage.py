@@ -37,6 +37,10 @@ class StageFailedError(RagjudgeError):
     attaches its ``EvaluationResult``)."""
 
 
+FIRST_ERROR_CHARS = 240
+"""Most characters of the error a failure line quotes for each judge (the line names them
+all)."""
+
 DEFAULT_COVERAGE_FLOOR = 0.5
 """Share of a judge's called results that must be scored for its stage to count as done."""
 
@@ -133,7 +137,7 @@ def _failure_line(tallies: Mapping[str, Tally], floor: float | None) -> str | No
                 break
     if not failed:
         return None
-    return " ".join(("judging failed: " + "; ".join(failed)).split())[:1000]
+    return " ".join(("judging failed: " + "; ".join(failed)).split())
 
 
 def coverage_problem(
@@ -155,6 +159,8 @@ def coverage_problem(
         return line
     status, n = Counter(s for s, _ in failures).most_common(1)[0]
     first = next((e for s, e in failures if s == status and e), None)
+    if first is not None and len(first) > FIRST_ERROR_CHARS:  # every judge named, however long
+        first = first[: FIRST_ERROR_CHARS - 3].rsplit(" ", 1)[0] + "..."
     return line + f"; {status} x{n}" + (f": {first}" if first else "")
 
 

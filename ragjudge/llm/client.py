@@ -315,17 +315,18 @@ class LLMClient:
                     "RAGJUDGE_STRUCTURED=auto (or json_object / tools / prompt)"
                 )
                 return self._failed(err, out, call_id, label, tag, started)
-            if err.status is not None and err.status < 500:
-                mode = memory.drop(mkey, mode, err.message)
-            else:
-                # a 5xx: the mode is dropped only if a less constrained one then works
-                suspects.append((mode, err.message))
-                mode = so.MODES[so.MODES.index(mode) + 1]
+            # the mode is dropped only if a less constrained one then works (a 4xx or 5xx that
+            # every mode gets, prompt-only too, is not about the mode); forward only, past the
+            # modes already dropped, so the walk ends at prompt-only at the latest
+            suspects.append((mode, err.message))
+            known = memory.get(mkey).dropped
+            later = so.MODES[so.MODES.index(mode) + 1 :]
+            mode = next(m for m in later if m not in known or m == so.MODES[-1])
         meta: dict[str, Any] = {"mode": mode, "repaired": False}
         if got.completion is None:
             return self._failed(got.error, out, call_id, label, tag, started, meta)
-        for dropped, why in suspects:
-            memory.drop(mkey, dropped, f"{why} (repeated; {mode} worked)")
+        for suspect, why in suspects:
+            memory.drop(mkey, suspect, f"{why} (then {mode} worked)")
         comp = got.completion
         text = comp.texts[0] if comp.texts else ""
         texts = [text]

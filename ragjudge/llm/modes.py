@@ -79,6 +79,18 @@ class ModeMemory:
             self._write()
             return nxt
 
+    def learn(self, key: str, refused: dict[str, str]) -> str:
+        """Replace what is known of ``key`` by a probe of every mode (``llm check``): the
+        modes in ``refused`` (mode -> why) dropped, every other one usable again; returns
+        the mode used from now on."""
+        with self._lock:
+            dropped = {m: redact(why)[:300] for m, why in refused.items() if m != MODES[-1]}
+            nxt = next(m for m in MODES if m not in dropped)
+            self._records[key] = ModeRecord(mode=nxt, dropped=dropped)
+            self._streaks = {k: v for k, v in self._streaks.items() if not k.startswith(f"{key}|")}
+            self._write()
+            return nxt
+
     def parsed(self, key: str, mode: str, ok: bool) -> bool:
         """Count a reply in ``mode``: True when it was the ``PARSE_STREAK``-th failure in a
         row (the caller drops the mode)."""

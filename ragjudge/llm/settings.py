@@ -15,9 +15,9 @@ import base64
 import os
 import re
 from typing import Any, Literal
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from ragjudge import userconfig
 from ragjudge.errors import ConfigError
@@ -85,11 +85,22 @@ def register_secret(value: str | None) -> None:
 
 def _url_secrets(url: str) -> None:
     """Register a base URL's password, its ``user:password`` and that pair as HTTP Basic sends it
-    (base64), which an endpoint may echo back in an error."""
-    parts = urlparse(url if "://" in url else f"http://{url}")
-    if parts.password:
-        userinfo = f"{parts.username or ''}:{parts.password}"
-        for value in (parts.password, userinfo, base64.b64encode(userinfo.encode()).decode()):
+    (base64), which an endpoint may echo back in an error; each as written in the URL and
+    percent-decoded (``PW%21`` is sent as ``PW!``). A URL that does not parse (``http://[::1``)
+    registers what stands between ``://`` and the last ``@`` (the redaction of URLs hides it
+    wherever it is printed as a URL)."""
+    full = url if "://" in url else f"http://{url}"
+    try:
+        parts = urlparse(full)
+        user, password = parts.username or "", parts.password
+    except ValueError:  # not a URL: the credentials, if any, by the user-info pattern alone
+        found = re.match(r"[^:]*://([^/?#\s]*)@", full)
+        user, _, password = found[1].partition(":") if found else ("", "", None)
+    if not password:
+        return
+    for u, pw in {(user, password), (unquote(user), unquote(password))}:
+        userinfo = f"{u}:{pw}"
+        for value in (pw, userinfo, base64.b64encode(userinfo.encode()).decode()):
             register_secret(value)
 
 
@@ -191,6 +202,20 @@ class LLMSettings(BaseModel):
     structured_mode: StructuredMode = "auto"
     """``auto`` tries json_schema, json_object with the schema, a forced tool call, then
     prompt-only, and remembers per endpoint and model what works (``ragjudge.llm.modes``)."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _a_url(cls, value: str) -> str:
+        """An http(s) URL with a host (``http://host:port/v1``): a value that is not one fails
+        here, naming where it came from, not at the first call."""
+        try:
+            parts = urlparse(value.strip())
+            parts.port  # noqa: B018 (raises on a port that is not a number)
+        except ValueError as exc:
+            raise ValueError(f"not a valid URL ({exc})") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("not an http(s) URL with a host, e.g. http://localhost:8000/v1")
+        return value
 
     @classmethod
     def from_env(cls, **overrides: Any) -> LLMSettings:

@@ -24,6 +24,7 @@ from ragjudge.adapters import with_retrieved
 from ragjudge.errors import ConfigError
 from ragjudge.heap import collector_eased
 from ragjudge.judges.base import conform
+from ragjudge.judges.coverage import coverage_floor
 from ragjudge.llm.ledger import LedgerEntry
 from ragjudge.schema import TestSet
 from ragjudge.store import RunStore, open_store
@@ -214,6 +215,7 @@ async def arun_sweep(
     config names; ``progress`` receives one line per phase, ``progress_bar`` also shows rich
     bars."""
     say: Progress = progress or (lambda _msg: None)
+    coverage_floor()  # a bad floor is refused before any work, not after the calls are paid
     store = store or open_store(
         default=config.store.url.get_secret_value() if config.store is not None else None
     )

@@ -356,7 +356,7 @@ class Builder:
         if line is None and judges is None:
             return None
         parts = [f"test-set generation failed: {line}" if line else "", judges or ""]
-        return " ".join("; ".join(p for p in parts if p).split())[:1000]
+        return " ".join("; ".join(p for p in parts if p).split())
 
     def _unproven(self) -> list[tuple[str, int]]:
         """(stage, calls) of the writer and each judge called so far that has not succeeded
@@ -493,8 +493,10 @@ async def run_build(
 ) -> TestsetBuild:
     """Build a test set of up to ``n`` questions from ``corpus`` (see the module docstring)."""
     from ragjudge.embedding import load_encoder
+    from ragjudge.judges.coverage import coverage_floor
     from ragjudge.retrieval.bm25 import BM25Retriever
 
+    coverage_floor()  # a bad floor is refused before any work, not after the calls are paid
     notes = check_corpus(corpus, n)
     for note in notes:
         if progress:
