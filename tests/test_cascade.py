@@ -260,3 +260,45 @@ def test_fit_band_refuses_what_it_cannot_fit():
         fit_band([0.2, float("nan"), 0.7], [0, 1, 1])
     with pytest.raises(ValueError, match=r"target = 1\.5"):
         fit_band([0.2, 0.4, 0.7], [0, 1, 1], target=1.5)
+
+
+def test_a_bad_band_in_a_config_file_is_refused_at_its_line(tmp_path):
+    from ragjudge.sweep.config import load_config
+
+    path = tmp_path / "sweep.yaml"
+    path.write_text(
+        "dataset: {path: bundled:demo}\n"
+        "judges:\n"
+        "  names: [faithfulness]\n"
+        "  backend: cascade\n"
+        "  options:\n"
+        "    high: 0.6\n"
+        "    low: 1.5\n"
+    )
+    with pytest.raises(ConfigError) as exc:
+        load_config(path)
+    assert str(exc.value) == (
+        f"{path}:7: judges.options.low: Input should be less than or equal to 1"
+    )
+
+
+def test_judge_cli_takes_the_band_as_options(llm_env, tmp_path, capsys):
+    """``--option`` gives every judge's factory its options, the cascade its band (it had no
+    way to take one); a pair without ``=`` is one line, exit 2."""
+    import json
+
+    from ragjudge.cli import main
+
+    src = tmp_path / "rows.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    out = tmp_path / "out.jsonl"
+    argv = ["judge", "-i", str(src), "--judges", "faithfulness", "--backend", "cascade"]
+    with pytest.raises(SystemExit) as code:
+        main([*argv, "--option", "low=0", "--option", "high=1", "--no-progress", "-o", str(out)])
+    assert code.value.code == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(llm_env.chat_requests()) == len(ROWS)  # the band [0, 1]: every item escalates
+    assert all("band=0-1" in json.dumps(r) for r in rows)
+    with pytest.raises(SystemExit) as code:
+        main([*argv, "--option", "low"])
+    assert code.value.code == 2 and "--option 'low': expected KEY=VALUE" in capsys.readouterr().err

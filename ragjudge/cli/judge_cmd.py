@@ -61,6 +61,21 @@ def write_ledger(judges: Sequence[Any], path: Path) -> None:
     merged.to_jsonl(path)
 
 
+def parse_options(pairs: list[str]) -> dict[str, Any]:
+    """``--option KEY=VALUE`` pairs as keyword options, each VALUE read as JSON (a bare word
+    that is not JSON stays a string); a pair without ``=`` is a ``ConfigError`` naming it."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, raw = pair.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--option {pair!r}: expected KEY=VALUE, e.g. --option low=0.1")
+        try:
+            out[key.strip()] = json.loads(raw)
+        except ValueError:
+            out[key.strip()] = raw
+    return out
+
+
 def register(app: typer.Typer) -> None:
     """Add ``judge`` and ``generate`` to the app."""
 
@@ -91,6 +106,12 @@ def register(app: typer.Typer) -> None:
             "[llm] max_concurrency, else 8).",
         ),
         progress: bool = typer.Option(True, "--progress/--no-progress"),
+        option: list[str] = typer.Option(
+            [],
+            "--option",
+            help="KEY=VALUE for every judge's factory, VALUE read as JSON (the cascade's band: "
+            "--option low=0.08 --option high=0.5 --option 'platt=[1.373,-2.398]').",
+        ),
         plugin: list[str] = typer.Option(
             [],
             "--plugin",
@@ -127,7 +148,8 @@ def register(app: typer.Typer) -> None:
         ex = executor_config(executor, ray_address, workers)
         rows, items = read_items(input)
         chosen = backend or default_backend()
-        built = build_judges(names, chosen, concurrency)
+        options = parse_options(option)
+        built = build_judges(names, chosen, concurrency, options)
         asyncio.run(preflight_judges(built))
         for est in asyncio.run(estimate_spend(built, items)):
             Console(stderr=True).print(f"pre-flight: {est.describe()}", highlight=False)
@@ -142,6 +164,7 @@ def register(app: typer.Typer) -> None:
                 address=ex.address,
                 num_workers=ex.num_workers,
                 concurrency=concurrency,
+                options=options,
             )
             results = {j.name: by_name[n] for n, j in zip(names, built, strict=True)}
         else:

@@ -85,13 +85,15 @@ def judge_on_ray(
     address: str | None,
     num_workers: int,
     concurrency: int,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, list[JudgeResult]]:
     """Judge name -> one result per item (in order), the items judged in batches on Ray
     workers; ``concurrency`` calls in flight across the cluster (and, with ``RAGJUDGE_RPM`` /
-    ``RAGJUDGE_TPM`` set, one pace for all workers)."""
+    ``RAGJUDGE_TPM`` set, one pace for all workers); ``options`` for every judge's factory
+    (the cascade's band)."""
     connect(address, num_workers)
     pool = WorkerPool(
-        partial(judge_parts, list(names), backend, list(plugins)),
+        partial(judge_parts, list(names), backend, list(plugins), dict(options or {})),
         num_workers,
         uses_llm=any(takes_client(n, backend) for n in names),
         concurrency=concurrency,

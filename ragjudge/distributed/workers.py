@@ -50,13 +50,18 @@ def sweep_parts(config: Any) -> Parts:
     return Parts(comp.retriever, comp.generator, {j.name: j for j in judges}, ledger)
 
 
-def judge_parts(names: Sequence[str], backend: str, plugins: Sequence[str]) -> Parts:
+def judge_parts(
+    names: Sequence[str],
+    backend: str,
+    plugins: Sequence[str],
+    options: Mapping[str, Any] | None = None,
+) -> Parts:
     """The named judges of ``backend`` (after importing the plugin modules), by those names."""
     from ragjudge.judges.base import conform
     from ragjudge.judges.registry import build_judges, import_plugins
 
     import_plugins(list(plugins))
-    judges = build_judges(list(names), backend)
+    judges = build_judges(list(names), backend, options=options)
     return Parts(judges={n: conform(j) for n, j in zip(names, judges, strict=True)})
 
 

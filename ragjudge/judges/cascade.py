@@ -247,6 +247,7 @@ def _factory(name: str) -> Callable[..., Judge]:
         return cascade(first, second, band, price=price, prompt_tokens=_template_tokens(second))
 
     build.__name__ = f"cascade_{name}"
+    build.options_model = CascadeBand  # type: ignore[attr-defined]  # registry.option_problem
     return build
 
 

@@ -147,6 +147,35 @@ def create_judge(name: str, backend: str, **options: Any) -> Judge:
     return conform(factory(**options))
 
 
+def option_problem(
+    name: str, backend: str, options: Mapping[str, Any]
+) -> tuple[str | None, str] | None:
+    """Why ``create_judge(name, backend, **options)`` would refuse ``options`` before building
+    anything: (the option at fault, or None for them all, the reason); None when it would take
+    them, or when only building can tell. Reads the factory's signature and its
+    ``options_model`` (a pydantic model the options must fit, when the factory declares one)."""
+    from pydantic import BaseModel, ValidationError
+
+    _load_builtins(backend)
+    factory = _REGISTRY.get((name, backend))
+    if factory is None:
+        return None
+    params = inspect.signature(factory).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(set(options) - set(params))
+        if unknown:
+            return unknown[0], f"judge {name!r} on backend {backend!r} takes no option {unknown[0]}"
+    model = getattr(factory, "options_model", None)
+    if isinstance(model, type) and issubclass(model, BaseModel):
+        try:
+            model(**options)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(map(str, err["loc"])) or None
+            return key, str(err["msg"]).removeprefix("Value error, ")
+    return None
+
+
 def import_plugins(modules: list[str]) -> None:
     """Import user modules that register their own judges (``--plugin``). The working
     directory is importable, as it is for ``python -m``: a ``my_judges.py`` beside the data

@@ -517,6 +517,30 @@ def check_judge_names(
         )
 
 
+def check_judge_options(
+    config: SweepConfig, source: str, lines: Mapping[KeyPath, int] | None = None
+) -> None:
+    """Refuse ``judges.options`` that a registered judge of the config's backend would not
+    take (an unknown option, a value out of range: ``registry.option_problem``), at the
+    option's line, before anything is built."""
+    from ragjudge.adapters import is_import_path
+    from ragjudge.judges.registry import option_problem
+
+    options = dict(config.judges.options)
+    if not options:
+        return
+    for name in config.judges.names:
+        got = None if is_import_path(name) else option_problem(name, config.judges.backend, options)
+        if got is None:
+            continue
+        key, why = got
+        top = key.split(".")[0] if key else None  # "platt.0": the line of platt
+        at: KeyPath = ("judges", "options", top) if top in options else ("judges", "options")
+        line = (lines or {}).get(at) or (lines or {}).get(("judges", "options"))
+        where = "judges.options" + (f".{key}" if key else "")
+        raise ConfigError(f"{source}{f':{line}' if line else ''}: {where}: {why}")
+
+
 def parse_config(
     data: Any,
     *,
@@ -577,4 +601,5 @@ def load_config(path: str | Path) -> SweepConfig:
     data, lines = load_yaml(p, "sweep config")
     config = parse_config(data, base_dir=p.resolve().parent, source=str(p), lines=lines)
     check_judge_names(config, str(p), lines)
+    check_judge_options(config, str(p), lines)
     return config
