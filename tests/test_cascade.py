@@ -302,3 +302,18 @@ def test_judge_cli_takes_the_band_as_options(llm_env, tmp_path, capsys):
     with pytest.raises(SystemExit) as code:
         main([*argv, "--option", "low"])
     assert code.value.code == 2 and "--option 'low': expected KEY=VALUE" in capsys.readouterr().err
+
+
+def test_the_sweep_function_takes_the_band(llm_env, tmp_path):
+    ts = make_testset()
+    out = ragjudge.sweep(
+        ts, retriever="bm25", judges=["faithfulness"], backend="cascade",
+        options={"low": 0.0, "high": 1.0}, ks=[1], store=tmp_path / "r.sqlite",
+    )  # fmt: skip
+    scored = [r for r in open_store(tmp_path / "r.sqlite").judge_results(out.run_id)]
+    decided = [r.result for r in scored if r.result.score is not None]
+    assert out.status == "finished" and decided
+    assert all(r.backend == "llm" for r in decided)  # the band [0, 1]: every scored item
+    with pytest.raises(ConfigError, match="low: Input should be less than or equal to 1"):
+        ragjudge.sweep(ts, retriever="bm25", judges=["faithfulness"], backend="cascade",
+                       options={"low": 2}, ks=[1], store=tmp_path / "r.sqlite")  # fmt: skip

@@ -76,6 +76,7 @@ def sweep(
     judges: Iterable[Any] | None = None,
     ks: Iterable[int] = range(1, 11),
     backend: str | None = None,
+    options: Mapping[str, Any] | None = None,
     objective: Mapping[str, Any] | None = None,
     budget: Mapping[str, Any] | None = None,
     concurrency: int | None = None,
@@ -85,10 +86,11 @@ def sweep(
     seed: int = 0,
     progress: Any = None,
 ) -> SweepResult:
-    """Run (or resume) a k-sweep; see the module docstring. ``objective`` and ``budget`` take
-    the sweep config's keys (``docs/sweep.md``); ``store`` is a ``RunStore``, a path or a store URL;
-    ``new=True`` starts a new run even when an unfinished one with the same identity exists;
-    ``progress`` receives one line per phase."""
+    """Run (or resume) a k-sweep; see the module docstring. ``options`` are the judges'
+    (``judges.options``: the cascade's band, given to every judge built by name); ``objective`` and
+    ``budget`` take the sweep config's keys (``docs/sweep.md``); ``store`` is a ``RunStore``, a
+    path or a store URL; ``new=True`` starts a new run even when an unfinished one with the
+    same identity exists; ``progress`` receives one line per phase."""
     from ragjudge.adapters import FunctionRetriever, run_sync
     from ragjudge.api.evaluate import DEFAULT_JUDGES
     from ragjudge.judges.base import conform
@@ -107,7 +109,7 @@ def sweep(
     config = parse_config(
         {
             "dataset": {"path": ts.name},
-            "judges": {"names": names, "backend": chosen},
+            "judges": {"names": names, "backend": chosen, "options": dict(options or {})},
             "generator": {"kind": generator if generator in GENERATORS else "extractive"},
             "retriever": {"kind": retriever if retriever in RETRIEVERS else "hybrid"},
             "ks": list(ks),
