@@ -294,8 +294,11 @@ def test_judge_cli_takes_the_band_as_options(llm_env, tmp_path, capsys):
     out = tmp_path / "out.jsonl"
     argv = ["judge", "-i", str(src), "--judges", "faithfulness", "--backend", "cascade"]
     with pytest.raises(SystemExit) as code:
-        main([*argv, "--option", "low=0", "--option", "high=1", "--no-progress", "-o", str(out)])
+        main([*argv, "--option", "low=0", "--option", "high=1", "--no-progress", "-o", str(out),
+              "--json", str(tmp_path / "summary.json")])  # fmt: skip
     assert code.value.code == 0
+    (pre,) = json.loads((tmp_path / "summary.json").read_text())["preflight"]
+    assert (pre["judge"], pre["items"], pre["escalated"]) == ("faithfulness", len(ROWS), len(ROWS))
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(llm_env.chat_requests()) == len(ROWS)  # the band [0, 1]: every item escalates
     assert all("band=0-1" in json.dumps(r) for r in rows)

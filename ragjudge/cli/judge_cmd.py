@@ -151,7 +151,8 @@ def register(app: typer.Typer) -> None:
         options = parse_options(option)
         built = build_judges(names, chosen, concurrency, options)
         asyncio.run(preflight_judges(built))
-        for est in asyncio.run(estimate_spend(built, items)):
+        estimates = asyncio.run(estimate_spend(built, items))
+        for est in estimates:
             Console(stderr=True).print(f"pre-flight: {est.describe()}", highlight=False)
         if ex.kind == "ray":
             from ragjudge.distributed.jobs import judge_on_ray
@@ -191,6 +192,7 @@ def register(app: typer.Typer) -> None:
                 "n_rows": len(items),
                 "judges": {n: a.model_dump(mode="json") for n, a in aggregates.items()},
                 "usage": usage.model_dump(mode="json"),
+                "preflight": [e.model_dump(mode="json") for e in estimates],
             }
             json_summary.write_text(json.dumps(doc, indent=2), encoding="utf-8")
         if ledger is not None:
