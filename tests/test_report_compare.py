@@ -111,3 +111,73 @@ def test_thresholds_file_validation(tmp_path):
         load_thresholds(p)
     with pytest.raises(ConfigError, match="does not exist"):
         load_thresholds(tmp_path / "missing.yaml")
+
+
+def _drop_pair(ks_cur, ks_base, extra_cur=(), n=40, seed=3):
+    """A baseline and a current run whose faithfulness and relevancy dropped by 0.15 at every
+    k; ``extra_cur`` judges only the current run has."""
+    rng = np.random.default_rng(seed)
+    base = rng.uniform(0.4, 1.0, n)
+    worse = np.clip(base - 0.15 + rng.normal(0, 0.02, n), 0, 1)
+    names = ("faithfulness", "answer_relevancy")
+    baseline = _run("b", [_series(m, k, _values(base)) for m in names for k in ks_base])
+    current = _run(
+        "c",
+        [_series(m, k, _values(worse)) for m in (*names, *extra_cur) for k in ks_cur],
+    )
+    return current, baseline
+
+
+def test_a_k_only_tonight_has_does_not_empty_the_primary_family():
+    """The headline k is one both runs have: with k = 10 new tonight it was 10, the primary
+    family was empty and a clear regression at k = 3 exited 0."""
+    from ragjudge.report.build import build_report
+
+    current, baseline = _drop_pair([1, 3, 10], [1, 3])
+    report = build_report(current, baseline)
+    assert report.verdict == "regressed", report.primary
+    assert "at k = 3" in report.primary
+    primary = [m for m in report.metrics if m.role == "primary"]
+    assert primary and all(m.k == 3 for m in primary)
+
+
+def test_a_primary_metric_one_run_lacks_is_refused():
+    from ragjudge.report.build import build_report
+
+    current, baseline = _drop_pair([1, 3], [1, 3], extra_cur=("context_recall",))
+    t = Thresholds.model_validate({"primary": {"metrics": ["context_recall"]}})
+    with pytest.raises(ConfigError, match=r"primary\.metrics\.0: 'context_recall' is in one run"):
+        build_report(current, baseline, thresholds=t)
+
+
+def test_the_objective_combines_only_the_judges_both_runs_have():
+    """An objective over three judges against one over two compared judge sets."""
+    from ragjudge.report.build import build_report
+
+    current, baseline = _drop_pair([3], [3], extra_cur=("context_recall",))
+    with_extra = build_report(current, baseline)
+    same, base2 = _drop_pair([3], [3])
+    without = build_report(same, base2)
+    objective = {
+        r: next(m for m in rep.metrics if m.metric == "objective")
+        for r, rep in (("extra", with_extra), ("same", without))
+    }
+    assert objective["extra"].diff == pytest.approx(objective["same"].diff)
+    assert any("context_recall left out" in n for n in with_extra.notes)
+
+
+def test_partial_runs_compare_means_and_floors_over_the_shared_queries():
+    """With --allow-partial the means and the floor were over each run's own queries."""
+    shared = {f"q{i}": 0.5 for i in range(12)}
+    only_cur = {f"x{i}": 0.0 for i in range(30)}  # questions the baseline never had
+    baseline = _run("b", [_series("completeness", 3, shared)])
+    current = _run("c", [_series("completeness", 3, shared | only_cur)])
+    t = Thresholds.model_validate({"metrics": {"completeness": {"floors": {3: 0.45}}}})
+    (m,) = compare_runs(current, baseline, t).metrics
+    assert (m.current_mean, m.baseline_mean) == (0.5, 0.5)
+    assert m.verdict != "regressed"
+
+
+def test_a_floor_outside_the_score_range_is_refused():
+    with pytest.raises(Exception, match="less than or equal to 1"):
+        Thresholds.model_validate({"metrics": {"faithfulness": {"floors": {3: 1.5}}}})

@@ -108,21 +108,36 @@ def build_report(
     seed: int = 0,
 ) -> Report:
     """Compare ``current`` with ``baseline`` (``compare.compare_runs``) after adding the
-    objective to both (the current run's weights) and checking the thresholds against them."""
+    objective to both and checking the thresholds against them. The objective combines, in
+    both runs, only the metrics both have (the current run's weights over them): an objective
+    over four judges against one over three measured the judge set, not the system."""
     thresholds = thresholds or Thresholds()
-    weights = objective_weights(current)
+    both = current.metric_names() & baseline.metric_names()
+    weights = {m: w for m, w in objective_weights(current).items() if m in both}
+    notes = list(notes)
+    left = sorted(set(objective_weights(current)) - set(weights))
+    if left and "objective" not in current.metric_names() | baseline.metric_names():
+        notes.append(
+            f"objective: over the judges both runs have; {', '.join(left)} left out (in one "
+            "run only)"
+        )
     for run in (current, baseline, *history):
         if "objective" not in run.metric_names():
             add_objective(run, weights)
     shared_ks = {s.k for s in current.series} & {s.k for s in baseline.series}
-    thresholds.check_against(current.metric_names() | baseline.metric_names(), shared_ks)
+    thresholds.check_against(
+        current.metric_names() | baseline.metric_names(),
+        shared_ks,
+        current.metric_names() & baseline.metric_names(),
+    )
     if headline_k is not None and headline_k not in shared_ks:
         have = ", ".join(map(str, sorted(shared_ks)))
         raise ConfigError(f"--headline-k {headline_k}: the runs have k = {have}")
-    comparison = compare_runs(current, baseline, thresholds, head_k=headline_k, seed=seed)
-    keys = headline_keys(current, headline_k)
+    head = headline_k_of(current, headline_k, baseline)  # a k both runs have
+    comparison = compare_runs(current, baseline, thresholds, head_k=head, seed=seed)
+    keys = headline_keys(current, head)
     runs = list(history) or [baseline, current]
-    p_metrics, p_ks = primary_keys(current, thresholds, headline_k_of(current, headline_k))
+    p_metrics, p_ks = primary_keys(current, thresholds, head)
     return Report(
         generated_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         run=_summary(current),

@@ -162,8 +162,11 @@ class _Unit:
         return self.a.size > 0 and bool(np.all(self.a == self.b))
 
 
-def _mean(values: dict[str, float | None]) -> float | None:
-    scored = [v for v in values.values() if v is not None]
+def _mean(values: dict[str, float | None], among: set[str]) -> float | None:
+    """The mean of the scored ``values`` of the queries in ``among`` (the queries both runs
+    have: with ``--allow-partial`` the runs' query sets differ, and a mean or a floor over
+    queries the other run lacks compared different questions)."""
+    scored = [v for c, v in values.items() if v is not None and c in among]
     return float(np.mean(scored)) if scored else None
 
 
@@ -179,14 +182,20 @@ def _coverage_test(cur: MetricSeries, base: MetricSeries) -> tuple[float | None,
     return float(binomtest(lost, lost + gained, 0.5, alternative="greater").pvalue), lost
 
 
-def headline_k(run: RunScores, requested: int | None = None) -> int | None:
-    """The headline k: ``requested``, else 5 if the run judged at k=5, else its largest k."""
-    judge_ks = sorted({s.k for s in run.series if s.kind == "judge"}) or sorted(
-        {s.k for s in run.series}
-    )
+def headline_k(
+    run: RunScores, requested: int | None = None, baseline: RunScores | None = None
+) -> int | None:
+    """The headline k: ``requested``, else 5 if the run judged at k=5, else its largest k;
+    with a ``baseline``, among the ks both runs have (a k only tonight's run has is never
+    compared, and a headline there left the primary family empty)."""
+
+    def ks_of(r: RunScores) -> set[int]:
+        return {s.k for s in r.series if s.kind == "judge"} or {s.k for s in r.series}
+
+    judge_ks = ks_of(run) & ks_of(baseline) if baseline is not None else ks_of(run)
     if requested is not None or not judge_ks:
         return requested
-    return 5 if 5 in judge_ks else judge_ks[-1]
+    return 5 if 5 in judge_ks else max(judge_ks)
 
 
 def primary_keys(
@@ -257,7 +266,7 @@ def compare_runs(
         more = f" and {len(only_one) - 8} more" if len(only_one) > 8 else ""
         notes.append(f"not compared (present in one run only): {names}{more}")
 
-    p_metrics, p_ks = primary_keys(current, thresholds, headline_k(current, head_k))
+    p_metrics, p_ks = primary_keys(current, thresholds, headline_k(current, head_k, baseline))
     pool = thresholds.primary.pool_ks
     units: list[_Unit] = []
     for key in keys:
@@ -276,8 +285,8 @@ def compare_runs(
                 rule=thresholds.rule(metric, k),
                 a=a,
                 b=b,
-                cur_mean=_mean(cur.values),
-                base_mean=_mean(base.values),
+                cur_mean=_mean(cur.values, set(base.values)),
+                base_mean=_mean(base.values, set(cur.values)),
                 cov_cur=cur.coverage,
                 cov_base=base.coverage,
                 cov_p=cov_p,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, StrictInt, ValidationError
 
@@ -43,7 +43,8 @@ class MetricRule(BaseModel):
     alpha: float | None = Field(default=None, gt=0, lt=1)
     min_items: int | None = Field(default=None, ge=1)
     coverage_drop: float | None = Field(default=None, ge=0, le=1)
-    floors: dict[StrictInt, float] = Field(default_factory=dict)
+    floors: dict[StrictInt, Annotated[float, Field(ge=0, le=1)]] = Field(default_factory=dict)
+    """The lowest mean allowed at each k (scores are in [0, 1])."""
 
 
 class Defaults(BaseModel):
@@ -109,9 +110,15 @@ class Thresholds(BaseModel):
         key = ".".join(str(p) for p in path)
         return f"{self._source}{f':{line}' if line else ''}: {key}"
 
-    def check_against(self, known: Iterable[str], ks: Iterable[int]) -> None:
-        """Refuse metric names and ks that the compared runs do not have, naming the key."""
+    def check_against(
+        self, known: Iterable[str], ks: Iterable[int], both: Iterable[str] | None = None
+    ) -> None:
+        """Refuse metric names and ks that the compared runs do not have, naming the key:
+        ``known`` are the metrics of either run, ``both`` (default ``known``) those of both,
+        which a primary metric must be (a primary metric one run lacks is never compared, and
+        a report whose primary family is empty could never fail the job)."""
         known_set, k_set = set(known), set(ks)
+        both_set = known_set if both is None else set(both)
         have = f"the runs have: {', '.join(sorted(known_set))}"
         have_k = f"the runs have k = {', '.join(map(str, sorted(k_set)))}"
         for name, rule in self.metrics.items():
@@ -125,6 +132,12 @@ class Thresholds(BaseModel):
             if name not in known_set:
                 raise ConfigError(
                     f"{self._where('primary', 'metrics', i)}: unknown metric {name!r}; {have}"
+                )
+            if name not in both_set:
+                shared = ", ".join(sorted(both_set)) or "none"
+                raise ConfigError(
+                    f"{self._where('primary', 'metrics', i)}: {name!r} is in one run only, so "
+                    f"it cannot be compared; both runs have: {shared}"
                 )
         for i, k in enumerate(self.primary.ks or []):
             if k not in k_set:
