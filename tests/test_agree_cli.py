@@ -223,6 +223,16 @@ def test_spot_check_sheet_round_trips_into_agree(
     with sheet2.open(newline="", encoding="utf-8") as fh:
         again = {r["item_id"] for r in csv.DictReader(fh)}
     assert len(again) == 10 and not again & {r["item_id"] for r in rows}
+    # A sheet handed out and not filled in yet is excluded too (it used to be read as nothing)
+    sheet3 = tmp_path / "third.csv"
+    proc = _cli(
+        "spot-check", "--run", "latest", "--store", str(store_path), "--n", "10",
+        "--exclude", str(sheet2), "--out", str(sheet3), cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with sheet3.open(newline="", encoding="utf-8") as fh:
+        third = {r["item_id"] for r in csv.DictReader(fh)}
+    assert third and not third & again
 
 
 def test_agree_rejudges_a_filled_sheet_offline(tmp_path: Path) -> None:

@@ -89,6 +89,9 @@ def test_jsonl_with_case_and_k_columns(tmp_path: Path) -> None:
         ("q1@k1,faithfulness,1\nq1@k1,faithfulness,0\n", 3, "duplicate label"),
         ("q1@k1,pref,a\n", 2, "name both items"),
         (",faithfulness,1\n", 2, "missing 'item_id'"),
+        # the label that kept an inferred scale off its majority is named, not a good row
+        ("q1@k1,completeness,3\nq2@k1,completeness,maybe\nq3@k1,completeness,4\n", 3, "no scale"),
+        ("q1@k1,completeness,3\nq2@k1,completeness,4\nq3@k1,completeness,0.5\n", 4, "off the ord"),
     ],
 )
 def test_bad_rows_name_file_and_line(tmp_path: Path, body: str, line: int, needle: str) -> None:
@@ -267,7 +270,7 @@ def test_csv_errors_name_the_physical_line(tmp_path: Path, text: str) -> None:
     p.write_bytes(text.encode())
     physical = text.replace("\r\n", "\n").split("\n")
     want = next(i for i, t in enumerate(physical, 1) if t.startswith("BAD@"))
-    with pytest.raises(DataError, match="out of the") as err:
+    with pytest.raises(DataError, match=r"label .7. is o") as err:
         load_labels(p)
     assert err.value.line == want
     good = p.with_name("good.csv")

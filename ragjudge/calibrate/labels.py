@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -181,12 +181,36 @@ def parse_label(raw: str, scale: Scale) -> float | None:
     return num if 0.0 <= num <= 1.0 else None
 
 
+def _odd_label(rows: Sequence[tuple[int, str]]) -> tuple[int, str] | None:
+    """(line, message) of the first label of one dimension that is on no scale at all
+    ("maybe"), else of the first that is off the scale most of its labels are on (0.5 among
+    1..5; ties go to the scales in inference order); None when no scale holds a majority."""
+    for line, raw in rows:
+        token = _token(raw)
+        if token not in _BINARY and token not in _PAIRWISE and _number(token) is None:
+            return line, f"label {raw!r} is on no scale (1/0, yes/no, 1..5, [0, 1], a/b/tie)"
+    fits = {s: [parse_label(raw, cast(Scale, s)) is not None for _, raw in rows] for s in SCALES}
+    best = max(SCALES, key=lambda s: (sum(fits[s]), -SCALES.index(s)))
+    if 2 * sum(fits[best]) <= len(rows):
+        return None
+    line, raw = next(r for r, ok in zip(rows, fits[best], strict=True) if not ok)
+    n = sum(fits[best])
+    return line, f"label {raw!r} is off the {_SCALE_TEXT[best]} scale the other {n} labels are on"
+
+
 _SCALE_TEXT = {
     "binary": "binary (1/0, yes/no, true/false)",
     "ordinal": "ordinal 1..5 (integers)",
     "continuous": "continuous [0, 1]",
     "pairwise": "pairwise (a, b, tie)",
 }
+
+
+def listed_items(path: str | Path) -> set[str]:
+    """Every item id of a label file, labelled or not: the items a sheet hands out (one not
+    yet filled in still holds them)."""
+    p = Path(path)
+    return {_item_id(row, p, line) for line, row in label_rows(p)}
 
 
 def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> LabelSet:
@@ -245,6 +269,11 @@ def load_labels(path: str | Path, scales: dict[str, Scale] | None = None) -> Lab
     for line, item, dim, raw, annotator, answer in raw_rows:
         scale = resolved[dim]
         value = parse_label(raw, scale)
+        if value is None and dim not in fixed:
+            # an inferred scale: blame the label that kept the others off their scale
+            odd = _odd_label([(ln, r) for ln, _, d, r, _, _ in raw_rows if d == dim])
+            if odd is not None:
+                raise DataError(odd[1], path=p, line=odd[0])
         if value is None:
             how = "set" if dim in fixed else "inferred"
             raise DataError(

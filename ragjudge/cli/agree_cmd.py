@@ -102,6 +102,12 @@ def _print_report(report: AgreementReport) -> None:
                 f"{c.ece_before.fmt()} -> {c.ece_after.fmt()}",
                 "threshold P(yes)=0.5: " + ("n/a" if c.threshold is None else f"{c.threshold:.3f}"),
             )
+        unscored = {s: n for s, n in a.status_counts.items() if s != "ok" and n}
+        if unscored:
+            counts = ", ".join(f"{s} {n}" for s, n in sorted(unscored.items()))
+            table.add_row("not scored", str(sum(unscored.values())), counts)
+        for note in a.notes:
+            table.add_row("note", "", note)
         if d.calibration_note:
             table.add_row("calibration", "n/a", d.calibration_note)
         for m in d.estimation.estimates:
@@ -112,6 +118,8 @@ def _print_report(report: AgreementReport) -> None:
             )
         if not d.estimation.applicable:
             table.add_row("mean: ppi", "n/a", d.estimation.note or "")
+        elif d.estimation.note:
+            table.add_row("mean: note", "", d.estimation.note)
         for b in d.bias:
             if not b.applicable:
                 table.add_row(f"bias: {b.probe}", "n/a", b.note or "")
@@ -148,7 +156,11 @@ def agree(
         "answer, contexts, reference) again with this backend (offline, llm, ...).",
     ),
     threshold: float = typer.Option(0.5, help="Judge decision threshold on the [0, 1] score."),
-    resamples: int = typer.Option(2000, help="Bootstrap resamples for every interval."),
+    resamples: int = typer.Option(
+        2000,
+        help="Bootstrap resamples for the agreement and calibration intervals (the PPI mean's "
+        "interval is a normal-approximation one).",
+    ),
     seed: int = typer.Option(0, help="Seed of the bootstrap and the cross-validation folds."),
     json_out: Path | None = typer.Option(None, "--json", help="Write the full report as JSON."),
     html_out: Path | None = typer.Option(None, "--html", help="Write a self-contained HTML page."),
@@ -201,13 +213,16 @@ def spot_check(
         None, "--dimension", help="Only these judges (repeatable; default: every judge)."
     ),
     exclude: Path | None = typer.Option(
-        None, "--exclude", help="A label file whose items are already labelled (skipped)."
+        None,
+        "--exclude",
+        help="A label file or sheet whose items are labelled or handed out already (skipped, "
+        "filled in or not).",
     ),
     seed: int = typer.Option(0, help="Seed of the draw inside each score stratum."),
 ) -> None:
     """Pick the items to label next (stratified over the judge score range, plus the items
     where judges disagree most) and write a CSV ready to fill in."""
-    from ragjudge.calibrate.labels import load_labels
+    from ragjudge.calibrate.labels import listed_items
     from ragjudge.calibrate.source import attach_testset
     from ragjudge.calibrate.spotcheck import select_items, write_sheet
 
@@ -216,7 +231,7 @@ def spot_check(
     run_data = _load_run(run, results, store)
     if data is not None:
         run_data = attach_testset(run_data, data)
-    done = {lab.item_id for lab in load_labels(exclude).labels} if exclude else None
+    done = listed_items(exclude) if exclude else None
     dims = list(dimension) if dimension else None
     judged = sorted({r.judge for r in run_data.results})
     unknown = sorted(set(dims or []) - set(judged))

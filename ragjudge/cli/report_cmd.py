@@ -48,7 +48,9 @@ def report(
 ) -> None:
     """Compare a run with a baseline: paired bootstrap CIs, permutation tests (Holm over the
     primary metrics, Benjamini-Hochberg over the rest), equivalence tests, verdicts, coverage
-    changes, the queries that moved, history. Exit 1 when a primary metric regressed."""
+    changes, the queries that moved, history. Exit 1 when the job fails: a primary metric
+    regressed (with `fail_on: any`, any metric), a mean fell below its floor, or coverage
+    dropped significantly; exit 2 on bad input."""
     from rich.console import Console
 
     from ragjudge.errors import ConfigError

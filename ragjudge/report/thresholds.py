@@ -15,12 +15,13 @@ metrics:
   faithfulness:
     min_effect: 0.03
     floors: {5: 0.85}  # absolute floor per k: faithfulness at k=5 never below 0.85
-  ndcg@10:
+  ndcg:
     alpha: 0.01
 ```
 Metric names are the judge names (``faithfulness``, ...), ``objective`` and retrieval metric
-names (``ndcg@10``, ...) as they appear in the runs. A name or a k the runs do not have is
-refused before anything is compared, naming ``file:line`` and the key (``check_against``).
+names (``ndcg``, ``recall``, ...) as they appear in the runs, without ``@k``. A name or a k the
+runs do not have is refused before anything is compared, naming ``file:line`` and the key
+(``check_against``).
 """
 
 from __future__ import annotations
