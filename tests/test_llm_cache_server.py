@@ -168,3 +168,28 @@ async def test_a_lookup_waiting_on_the_database_does_not_stall_the_event_loop(
         holder.join()
     assert res.value == "hello" and res.cached
     assert len(fake_llm.chat_requests()) == 1
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["postgresql://u:hunter2@127.0.0.1:33303:99999/evals", "postgresql://u:hunter2@[::1/evals"],
+)
+def test_a_malformed_database_url_is_one_line_naming_it(url, monkeypatch, capsys):
+    """A port that is no number (SQLAlchemy raises ``ValueError``, not ``ArgumentError``) is
+    a bad URL, redacted, wherever the URL comes from; never an internal error."""
+    from tests.test_exit_codes import run_cli
+
+    shown = url.replace("u:hunter2@", "***@")
+    for env, args, needle in (
+        ({}, ["store", "check", "--store", url], f"not a run store URL: {shown}"),
+        ({}, ["ui", "--no-browser", "--store", url], f"not a run store URL: {shown}"),
+        ({"RAGJUDGE_STORE_URL": url}, ["runs", "list"], f"not a run store URL: {shown}"),
+        ({"RAGJUDGE_LLM_CACHE_URL": url}, ["llm", "cache"], "RAGJUDGE_LLM_CACHE_URL: not a"),
+    ):
+        with monkeypatch.context() as m:
+            for name, value in env.items():
+                m.setenv(name, value)
+            code, text = run_cli(args, capsys)
+        line = " ".join(text.split())
+        assert code == 2 and needle in line and len(text.strip().splitlines()) == 1, line
+        assert "internal error" not in line and "hunter2" not in line, line

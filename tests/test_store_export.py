@@ -88,6 +88,17 @@ def test_runs_commands(stored_run, tmp_path):
     assert res.exit_code == 0 and len(pd.read_csv(out)) == 28
 
 
+def test_export_to_dash_is_refused_not_a_file_named_dash(stored_run, tmp_path, monkeypatch, capsys):
+    from ragjudge.cli import main
+
+    _, run_id = stored_run
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exc:
+        main(["runs", "export", run_id, "--format", "csv", "--out", "-"])
+    assert exc.value.code == 2 and not (tmp_path / "-").exists()
+    assert "--out -: runs export writes a file" in " ".join(capsys.readouterr().err.split())
+
+
 def test_export_without_out_writes_into_the_state_folder_not_the_cwd(
     stored_run, tmp_path, monkeypatch
 ):

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from ragjudge.cli import app as cli
 from ragjudge.store import RunStore, open_store
+from ragjudge.store.view import RunView
 from ragjudge.sweep.run import run_sweep
 from ragjudge.ui.app import create_app
 from ragjudge.ui.serve import is_loopback
@@ -164,7 +165,8 @@ def test_case_explorer_filters_and_moved_most(stored, tmp_path):
     e = pages.explorer(other.run_id, k=2, judge="faithfulness", baseline=run_id)
     assert e.rows[0].case_id == "q-tin" and e.rows[0].moved is not None and e.rows[0].moved < 0
     found = pages.explorer(other.run_id, k=2, q="COPPER").rows  # question or answer text
-    answers = {c: a.text for (c, k), a in pages.view(other.run_id).answers.items() if k == 2}
+    view = RunView.read(store, other.run_id)
+    answers = {c: a.text for (c, k), a in view.answers.items() if k == 2}
     assert "q-copper" in {r.case_id for r in found} and len(found) < 7
     assert all("copper" in (r.question + answers[r.case_id]).lower() for r in found)
     assert all(

@@ -46,13 +46,16 @@ class _Server:
         import uvicorn
 
         from ragjudge.ui.app import create_app
-        from ragjudge.ui.serve import free_port
+        from ragjudge.ui.serve import bind
 
-        self.port = free_port("127.0.0.1")
+        self.sock = bind("127.0.0.1", 0)
+        self.port = self.sock.getsockname()[1]
         app = create_app(store, **options)  # type: ignore[arg-type]
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning")
+        config = uvicorn.Config(app, log_level="warning")
         self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.thread = threading.Thread(
+            target=lambda: self.server.run(sockets=[self.sock]), daemon=True
+        )
 
     def __enter__(self) -> str:
         self.thread.start()
@@ -65,6 +68,7 @@ class _Server:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=10)
+        self.sock.close()
 
 
 @pytest.fixture

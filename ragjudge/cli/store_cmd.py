@@ -52,11 +52,16 @@ def store_check(
         for line in report.problems:
             typer.echo(line, err=True)
         print(
-            f"{st.location}: schema {report.revision} (newest {report.head}), {report.runs} "
-            f"runs, {len(report.problems)} problems"
+            f"{st.location}: schema {report.revision} (newest {report.head}), "
+            f"{_count(report.runs, 'run')}, {_count(len(report.problems), 'problem')}"
         )
     if report.problems:
         raise typer.Exit(2)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 run``, ``2 runs``."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def register(app: typer.Typer) -> None:

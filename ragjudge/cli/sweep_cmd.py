@@ -277,10 +277,13 @@ def runs_export(
 ) -> None:
     """Export a run as one row per (case, k): answers, judge scores and statuses, metrics.
     The last line printed names what was written."""
+    from ragjudge.errors import ConfigError
     from ragjudge.home import home
     from ragjudge.store import open_store
     from ragjudge.store.export import export_run
 
+    if out is not None and str(out) == "-":
+        raise ConfigError("--out -: runs export writes a file, not stdout; give a file name")
     store = open_store(store_url, must_exist=store_url is not None)
     run_id = store.resolve(run)
     suffix = "" if fmt == "hf" else f".{fmt}"

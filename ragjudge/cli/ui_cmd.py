@@ -12,7 +12,9 @@ def ui(
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to serve; any other than loopback needs a token."
     ),
-    port: int = typer.Option(0, "--port", help="Port (default: a free one)."),
+    port: int | None = typer.Option(
+        None, "--port", min=1, max=65535, help="Port, 1 to 65535 (default: a free one)."
+    ),
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open the browser."),
     read_only: bool = typer.Option(
         False, "--read-only", help="Refuse every change (tags, labels)."
@@ -33,7 +35,7 @@ def ui(
     serve(
         store,
         host=host,
-        port=port,
+        port=port or 0,
         open_browser=not no_browser,
         read_only=read_only,
         token=token,

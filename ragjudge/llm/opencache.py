@@ -53,7 +53,7 @@ def open_cache(where: str | Path | None = None) -> LLMCache | ServerCache:
 
     try:
         url = make_url(where)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is no number ('[::1/db')
         raise ConfigError(f"{CACHE_ENV}: not a database URL: {redact(where)}") from None
     register_secret(url.password if isinstance(url.password, str) else None)
     backend = url.get_backend_name()

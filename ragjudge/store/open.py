@@ -62,7 +62,7 @@ def open_store(
         return _open_sqlite(Path(where), must_exist=must_exist, busy_timeout=busy_timeout)
     try:
         parsed = make_url(where)
-    except ArgumentError:
+    except (ArgumentError, ValueError):  # ValueError: a port that is no number ('[::1/db')
         raise ConfigError(f"not a run store URL: {redact(where)}") from None
     register_secret(parsed.password if isinstance(parsed.password, str) else None)
     backend = parsed.get_backend_name()

@@ -11,13 +11,20 @@ Safe by default (the contract the tests check):
 - with ``token`` set (required by ``serve`` for any address other than loopback), every
   request must carry it once as ``?token=`` (it is then kept in an HttpOnly cookie), else 401;
 - ``read_only`` refuses every POST (403) and hides the forms.
+
+Errors are one plain-text line, ``STATUS: what was wrong``: 400 for a request the app cannot
+use (a missing or malformed field, named; a ``ConfigError`` or ``DataError``), 404 for a run or
+case not in the store, 503 for a store locked by another process, 500 for any other failure of
+the store.
 """
 
 from __future__ import annotations
 
 import hmac
+import math
 import secrets
-from collections.abc import Awaitable, Callable
+import sys
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -34,12 +41,12 @@ from starlette.staticfiles import StaticFiles
 
 from ragjudge.calibrate.labels import stored_label_set
 from ragjudge.calibrate.render import b64, fmt_ci, fmt_value
-from ragjudge.calibrate.source import RunData, from_view
-from ragjudge.errors import RagjudgeError
+from ragjudge.errors import ConfigError, RagjudgeError, StateFileError
 from ragjudge.render import render
 from ragjudge.store import RunStore, StoredLabel, parse_item_id
-from ragjudge.ui.labels import import_csv, labels_csv, queue
-from ragjudge.ui.pages import Pages
+from ragjudge.store.base import RunLockedError, StoreLockedError
+from ragjudge.ui.labels import import_csv, judged_items, labels_csv, queue, unstored
+from ragjudge.ui.pages import NotFoundError, Pages
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -79,6 +86,37 @@ class _Guard(BaseHTTPMiddleware):
         return response
 
 
+class _Contained:
+    """Any error that is not a ragjudge error (a bug): a one-line ``500: internal error ...``
+    response and the same line on the server's stderr, redacted, with no traceback in either
+    (raised again only when the response had already begun)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            if started:
+                raise
+            from ragjudge.llm.settings import error_text
+
+            line = f"500: internal error {error_text(exc, 300)}"
+            print(f"ragjudge ui: {line} (please report it)", file=sys.stderr, flush=True)
+            await PlainTextResponse(line, 500)(scope, receive, send)
+
+
 Handler = Callable[[Request, FormData], Awaitable[Response]]
 
 
@@ -95,18 +133,64 @@ def _posted(csrf: str, handler: Handler) -> Callable[[Request], Awaitable[Respon
     return endpoint
 
 
-def _float(value: str | None) -> float | None:
-    try:
-        return float(value) if value not in (None, "") else None
-    except ValueError:
-        return None
+MAX_INT = 2**31 - 1
+"""Whole numbers of a request are held within +-MAX_INT: a page, an offset or a k never
+overflows the database's integers (a page past the end shows the last page)."""
 
 
-def _int(value: str | None) -> int | None:
-    try:
-        return int(value) if value not in (None, "") else None
-    except ValueError:
+def _required(values: Mapping[str, Any], name: str) -> str:
+    """The field ``name`` of a query or form, stripped; absent or blank: ``ConfigError`` (400)
+    naming it."""
+    value = values.get(name)
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise ConfigError(f"missing field {name!r}")
+    return text
+
+
+def _float(values: Mapping[str, str], name: str) -> float | None:
+    """The number in the field ``name``; None when absent or blank, ``ConfigError`` (400)
+    naming the field when it is no finite number."""
+    text = values.get(name, "").strip()
+    if not text:
         return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ConfigError(f"field {name!r}: not a number: {text[:40]!r}")
+    return value
+
+
+def _int(values: Mapping[str, str], name: str) -> int | None:
+    """The whole number in the field ``name``, held within +-``MAX_INT``; None when absent or
+    blank, ``ConfigError`` (400) naming the field when it is no whole number."""
+    text = values.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError(f"field {name!r}: not a whole number: {text[:40]!r}") from None
+    return max(-MAX_INT, min(value, MAX_INT))
+
+
+def _status(exc: Exception) -> int:
+    """The HTTP status of an error (module docstring)."""
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, StoreLockedError | RunLockedError):
+        return 503
+    if isinstance(exc, StateFileError):
+        return 500
+    return 400
+
+
+def _local_path(target: str) -> bool:
+    """``target`` is a path on this server: ``/...``, not ``//host`` nor ``/\\host`` (which
+    browsers read as another host)."""
+    return target.startswith("/") and not target.startswith(("//", "/\\"))
 
 
 def create_app(
@@ -131,7 +215,7 @@ def create_app(
         q, status, sort = p.get("q", ""), p.get("status", ""), p.get("sort", "started")
         rows = pages.runs(q=q, status=status, sort=sort)
         n_pages = max(1, -(-len(rows) // RUNS_PER_PAGE))
-        at = min(max(_int(p.get("page")) or 1, 1), n_pages)
+        at = min(max(_int(p, "page") or 1, 1), n_pages)
         shown = rows[(at - 1) * RUNS_PER_PAGE : at * RUNS_PER_PAGE]
         return page(
             request,
@@ -146,7 +230,7 @@ def create_app(
         )
 
     async def run(request: Request) -> Response:
-        run_id = store.resolve(request.path_params["run"])
+        run_id = pages.resolve(request.path_params["run"])
         summary = pages.run_summary(run_id)
         return page(
             request,
@@ -158,27 +242,27 @@ def create_app(
         )
 
     async def cases(request: Request) -> Response:
-        run_id = store.resolve(request.path_params["run"])
+        run_id = pages.resolve(request.path_params["run"])
         p = request.query_params
         baseline = p.get("baseline") or None
         explorer = pages.explorer(
             run_id,
-            k=_int(p.get("k")),
+            k=_int(p, "k"),
             q=p.get("q", ""),
             status=p.get("status", ""),
             judge=p.get("judge", ""),
-            lo=_float(p.get("min")),
-            hi=_float(p.get("max")),
-            baseline=store.resolve(baseline) if baseline else None,
-            page=_int(p.get("page")) or 1,
+            lo=_float(p, "min"),
+            hi=_float(p, "max"),
+            baseline=pages.resolve(baseline) if baseline else None,
+            page=_int(p, "page") or 1,
         )
         return page(request, "cases.html.j2", e=explorer, p=dict(p))
 
     async def case(request: Request) -> Response:
-        run_id = store.resolve(request.path_params["run"])
+        run_id = pages.resolve(request.path_params["run"])
         baseline = request.query_params.get("baseline") or None
         data = pages.case(
-            run_id, request.path_params["case"], store.resolve(baseline) if baseline else None
+            run_id, request.path_params["case"], pages.resolve(baseline) if baseline else None
         )
         return page(request, "case.html.j2", c=data)
 
@@ -190,7 +274,7 @@ def create_app(
         runs_ = store.list_runs()
         if not p.get("run") or not p.get("baseline"):
             return page(request, "compare.html.j2", r=None, runs=runs_, p=dict(p))
-        run_id, base_id = store.resolve(p["run"]), store.resolve(p["baseline"])
+        run_id, base_id = pages.resolve(p["run"]), pages.resolve(p["baseline"])
         report = stored_report(store, run_id, base_id, allow_partial=True)
         context = html_context(report, report_plots(report))
         judges = list(pages.digest(run_id).statuses)
@@ -203,28 +287,24 @@ def create_app(
         return page(request, "history.html.j2", h=history(pages, store, tag))
 
     async def tag(request: Request, form: FormData) -> Response:
-        run_id = store.resolve(request.path_params["run"])
+        run_id = pages.resolve(request.path_params["run"])
         name = str(form.get("tag", "baseline")).strip() or "baseline"
+        target = str(form.get("next") or "/")
+        if not _local_path(target):
+            raise ConfigError(f"field 'next': {target[:80]!r} is not a path on this server")
         store.tag(run_id, name, str(form.get("value", "")))
-        return RedirectResponse(str(form.get("next") or "/"), status_code=303)
-
-    run_data: dict[str, RunData] = {}
-
-    def data(run_id: str) -> RunData:
-        if run_id not in run_data:
-            run_data[run_id] = from_view(pages.view(run_id))
-        return run_data[run_id]
+        return RedirectResponse(target, status_code=303)
 
     def latest() -> str:
         finished = [m.run_id for m in store.list_runs() if m.status == "finished"]
-        return finished[-1] if finished else store.resolve("latest")
+        return finished[-1] if finished else pages.resolve("latest")
 
     async def label(request: Request) -> Response:
         p = request.query_params
-        run_id = store.resolve(p["run"]) if p.get("run") else latest()
+        run_id = pages.resolve(p["run"]) if p.get("run") else latest()
         labeler = p.get("labeler", "").strip()
         scale = p.get("scale", "binary") if p.get("scale") in SCALES else "binary"
-        rd = data(run_id)
+        rd = pages.run_data(run_id)
         mine = [lab for lab in store.labels(run_id) if lab.labeler == labeler]
         done = {lab.item_id for lab in mine}
         picks = queue(rd, done) if labeler else []
@@ -259,19 +339,37 @@ def create_app(
         )
 
     async def save_label(request: Request, form: FormData) -> Response:
-        run_id = store.resolve(str(form["run"]))
+        """Store a labeler's labels of one judged item: a ``dim:JUDGE`` field on the scale
+        given for each dimension labelled (at least one). A dimension the labeler labelled on
+        that item before: the same value again is skipped, another refused (``unstored``)."""
+        run_id = pages.resolve(_required(form, "run"))
         labeler = str(form.get("labeler", "")).strip()
         if not labeler:
             return PlainTextResponse("400: give a labeler name", 400)
         scale = str(form.get("scale", "binary"))
         if scale not in SCALES:
             return PlainTextResponse(f"400: scale must be one of {', '.join(SCALES)}", 400)
-        case_id, k = parse_item_id(str(form["item_id"]))
-        rd = data(run_id)
+        item = _required(form, "item_id")
+        rd = pages.run_data(run_id)
+        if item not in judged_items(rd):
+            raise ConfigError(f"field 'item_id': {item[:80]!r} is no judged item of run {run_id}")
+        case_id, k = parse_item_id(item)
         versions = {r.judge: r.judge_version for r in rd.results}
         note = str(form.get("note", ""))
-        given = [d for d in sorted(versions) if str(form.get(f"dim:{d}", "")) in SCALES[scale]]
+        given = [d for d in sorted(versions) if str(form.get(f"dim:{d}", ""))]
+        if not given:
+            raise ConfigError(
+                f"no label given: label a dimension of run {run_id} (fields "
+                + ", ".join(f"dim:{d}" for d in sorted(versions))
+                + ")"
+            )
         for dim in given:
+            value = str(form[f"dim:{dim}"])
+            if value not in SCALES[scale]:
+                raise ConfigError(
+                    f"field 'dim:{dim}': {value[:20]!r} is not on the {scale} scale "
+                    f"({', '.join(SCALES[scale])})"
+                )
             other = {lab.scale for lab in store.labels(run_id, judge=dim)} - {scale, None}
             if other:
                 return PlainTextResponse(
@@ -294,7 +392,7 @@ def create_app(
             )
             for dim in given
         ]
-        store.add_labels(rows)
+        store.add_labels(unstored(store.labels(run_id), rows))
         return RedirectResponse(
             f"/label?run={quote(run_id)}&labeler={quote(labeler)}&scale={scale}", status_code=303
         )
@@ -304,11 +402,12 @@ def create_app(
         from ragjudge.calibrate.render import dimension_plots
 
         p = request.query_params
-        run_id = store.resolve(p["run"]) if p.get("run") else latest()
+        run_id = pages.resolve(p["run"]) if p.get("run") else latest()
         stored = store.labels(run_id)
         report, dims = None, []
         if stored:
-            report = analyze(stored_label_set(stored, f"run store {store.location}"), data(run_id))
+            source = f"run store {store.location}"
+            report = analyze(stored_label_set(stored, source), pages.run_data(run_id))
             dims = [
                 {
                     "rep": d,
@@ -328,7 +427,7 @@ def create_app(
         )
 
     async def export_labels(request: Request) -> Response:
-        run_id = store.resolve(request.query_params["run"])
+        run_id = pages.resolve(_required(request.query_params, "run"))
         return Response(
             labels_csv(store.labels(run_id)),
             media_type="text/csv",
@@ -338,18 +437,20 @@ def create_app(
     async def import_labels(request: Request, form: FormData) -> Response:
         import tempfile
 
-        run_id = store.resolve(str(form["run"]))
+        run_id = pages.resolve(_required(form, "run"))
         upload = form.get("file")
         if upload is None or isinstance(upload, str):
             return PlainTextResponse("400: choose a CSV file", 400)
+        labeler = str(form.get("labeler", "")).strip() or "import"
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "labels.csv"
             path.write_bytes(await upload.read())
-            import_csv(store, run_id, path, str(form.get("labeler", "")) or "import")
+            shown = upload.filename or "the uploaded file"
+            import_csv(store, pages.run_data(run_id), path, labeler, shown=shown)
         return RedirectResponse(f"/agreement?run={quote(run_id)}", status_code=303)
 
     async def failure(request: Request, exc: Exception) -> Response:
-        return PlainTextResponse(f"{exc}", 404 if isinstance(exc, RagjudgeError) else 500)
+        return PlainTextResponse(f"{_status(exc)}: {exc}", _status(exc))
 
     routes = [
         Route("/", runs),
@@ -370,11 +471,12 @@ def create_app(
     middleware = [
         Middleware(TrustedHostMiddleware, allowed_hosts=hosts),
         Middleware(_Guard, token=token, read_only=read_only),
+        Middleware(_Contained),
     ]
     app = Starlette(
         routes=routes,
         middleware=middleware,
-        exception_handlers={RagjudgeError: failure, KeyError: failure},
+        exception_handlers={RagjudgeError: failure},
     )
     app.state.csrf = csrf
     return app

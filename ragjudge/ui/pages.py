@@ -1,7 +1,10 @@
 """The data of the ``ragjudge ui`` pages, read from a run store: a run's analysis from its
 stored digest (``ragjudge.sweep.digest``, computed once per run), a page of cases through
 ``RunStore.find_cases`` and a case through ``RunView`` of that case only; the label pages read
-the whole run (``view``, cached per (run id, status)).
+the whole run (``run_data``), kept while the run's status, end time and row counts
+stay the same (a run resumed and finished again, with a judge more, is read again).
+
+A run or case the request names that is not in the store is a ``NotFoundError`` (HTTP 404).
 
 A running run's digest changes with every batch written: it is computed when asked and kept
 in this process while the run's row counts stay the same.
@@ -15,11 +18,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ragjudge.calibrate.source import RunData, from_view
+from ragjudge.errors import ConfigError, RagjudgeError
 from ragjudge.schema import Answer, JudgeResult, RunManifest
 from ragjudge.store import CaseQuery, RunStore
 from ragjudge.store.view import RunView
 from ragjudge.sweep.digest import RunDigest, digests
 from ragjudge.sweep.render import RunSummary, run_summary
+
+
+class NotFoundError(RagjudgeError):
+    """A run or case a request names is not in the store (HTTP 404)."""
 
 
 class RunRow(BaseModel):
@@ -155,19 +164,34 @@ class Pages:
     def __init__(self, store: RunStore) -> None:
         self.store = store
         self._lock = Lock()
-        self._views: dict[tuple[str, str], RunView] = {}
+        self._whole: dict[str, tuple[tuple[Any, ...], RunData]] = {}
         self._live: dict[str, tuple[tuple[int, ...], RunDigest]] = {}
 
-    def manifest(self, ref: str) -> RunManifest:
-        return self.store.manifest(self.store.resolve(ref))
+    def resolve(self, ref: str) -> str:
+        """``RunStore.resolve``; a reference no run id starts with (or ``latest`` in an empty
+        store) is a ``NotFoundError``, an ambiguous one stays a ``ConfigError``."""
+        try:
+            return self.store.resolve(ref)
+        except ConfigError as exc:
+            if any(m.run_id.startswith(ref) for m in self.store.list_runs()):
+                raise
+            raise NotFoundError(str(exc)) from None
 
-    def view(self, run_id: str) -> RunView:
-        """The whole run (the label and agreement pages)."""
-        key = (run_id, self.store.manifest(run_id).status)
+    def manifest(self, ref: str) -> RunManifest:
+        return self.store.manifest(self.resolve(ref))
+
+    def run_data(self, run_id: str) -> RunData:
+        """The whole run as calibration reads it (the label and agreement pages; module
+        docstring for how long it is kept)."""
+        m = self.store.manifest(run_id)
+        key = (m.status, m.finished_at, *self.store.counts(run_id).values())
         with self._lock:
-            if key not in self._views:
-                self._views[key] = RunView.read(self.store, run_id)
-            return self._views[key]
+            kept = self._whole.get(run_id)
+        if kept is None or kept[0] != key:
+            kept = (key, from_view(RunView.read(self.store, run_id)))
+            with self._lock:
+                self._whole[run_id] = kept
+        return kept[1]
 
     def digests(self, run_ids: Sequence[str]) -> dict[str, RunDigest]:
         """run id -> its digest (module docstring for a running run)."""
@@ -239,8 +263,11 @@ class Pages:
         return self.digest(run_id).statuses
 
     def case(self, run_id: str, case_id: str, baseline: str | None = None) -> CasePage:
-        """One case at every k, read alone; with ``baseline``, the claims that flipped."""
+        """One case at every k, read alone; with ``baseline``, the claims that flipped. A case
+        the run does not hold is a ``NotFoundError``."""
         view = RunView.read(self.store, run_id, case_ids=[case_id])
+        if case_id not in view.testcases and not view.answers and not view.results:
+            raise NotFoundError(f"no case {case_id!r} in run {run_id}")
         base = RunView.read(self.store, baseline, case_ids=[case_id]) if baseline else None
         tc = view.testcases.get(case_id)
         relevant = dict(tc.relevant) if tc is not None else {}
