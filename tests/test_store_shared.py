@@ -278,3 +278,23 @@ def test_export_and_agree_read_a_postgres_run(postgres, tmp_path):
     )
     assert agreed.returncode == 0, agreed.stderr
     assert "faithfulness" in report.read_text()
+
+
+def test_a_refused_login_a_missing_database_and_no_server_each_say_what_fixes_them(
+    postgres, capsys
+):
+    """All three said 'the database server failed (...); ... run the same command again to
+    resume', and hid the user name of the URL."""
+    from tests.fixtures.postgres import USER
+
+    good = postgres.url_of("postgres")
+    cases = [
+        (good.replace(PASSWORD, "not-the-password"), "refused the login"),
+        (postgres.url_of("no_such_db"), "no such database"),
+        (good.replace(f":{postgres.port}/", ":1/"), "cannot reach the database server"),
+    ]
+    for url, says in cases:
+        code, _, err = run_cli(["runs", "list", "--store", url], capsys)
+        (line,) = err.strip().splitlines()
+        assert code == 2 and says in line and "run the same command again" not in line, line
+        assert f"{USER}:***@" in line and "not-the-password" not in line

@@ -104,13 +104,21 @@ def _url_secrets(url: str) -> None:
             register_secret(value)
 
 
+def _masked(m: re.Match[str]) -> str:
+    """A URL's user info as ``***``; one masked already (``user:***``) keeps its user name."""
+    userinfo = m.group(0)[len(m.group(1)) : -1]
+    if userinfo.endswith(":***") and "@" not in userinfo:
+        return m.group(0)
+    return f"{m.group(1)}***@"
+
+
 def redact_url(text: str) -> str:
     """``text`` with the credentials of every URL in it replaced: ``https://user:key@host/v1``
     -> ``https://***@host/v1`` (a password holding ``@`` too, and ``user:key@host`` without a
     scheme), and credential query values (``?api-key=...``) -> ``?api-key=***``. Used wherever
     a base URL is printed or stored (settings shown by ``llm check``, endpoint names in errors,
     ledgers and limiter keys, error lines)."""
-    text = _USERINFO.sub(r"\1***@", text)
+    text = _USERINFO.sub(_masked, text)
     text = _BARE_USERINFO.sub("***@", text)
     return _SECRET_PARAM.sub(r"\1***", text)
 

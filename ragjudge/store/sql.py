@@ -162,10 +162,7 @@ class SqlRunStore:
         if full or (isinstance(orig, OSError) and orig.errno == errno.ENOSPC):
             return StoreFullError(self._full_message(msg))
         if self.file is None:
-            return StateFileError(
-                f"{self.location}: the database server failed ({msg}); nothing stored before "
-                "this write was lost: run the same command again to resume"
-            )
+            return StateFileError(f"{self.location}: {_server_failure(orig, msg)}")
         if "locked" in msg or "busy" in msg:
             return StoreLockedError(
                 f"run store {self.location} is locked by another process (waited "
@@ -712,6 +709,28 @@ class SqlRunStore:
                     yield conn
         except (SQLAlchemyError, OSError) as exc:
             raise self.error(exc) from None
+
+
+_LOGIN_STATES = ("28000", "28P01")
+"""SQLSTATEs of a login the server refused (no such role, a wrong password)."""
+
+
+def _server_failure(orig: BaseException | None, msg: str) -> str:
+    """What went wrong with a database server, and what fixes it: a refused login or a missing
+    database (the URL), a server that cannot be reached (the server), else a failure in the
+    middle of work (run the command again: what was committed is kept)."""
+    state = getattr(orig, "sqlstate", None)
+    low = msg.lower()
+    if state in _LOGIN_STATES or "password authentication failed" in low:
+        return f"the server refused the login ({msg}); check the user and password of the URL"
+    if state == "3D000" or ("database" in low and "does not exist" in low):
+        return f"no such database ({msg}); create it (createdb NAME) or fix the URL"
+    if state is None and ("connection refused" in low or "could not connect" in low):
+        return f"cannot reach the database server ({msg}); is it running at that address?"
+    return (
+        f"the database server failed ({msg}); what was committed before is kept: run the "
+        "same command again to resume"
+    )
 
 
 def _run_row(m: RunManifest) -> dict[str, Any]:
