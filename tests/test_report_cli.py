@@ -236,6 +236,10 @@ def test_latest_compares_only_finished_runs_unless_allowed(
     assert proc.returncode == 0, proc.stderr
     data = json.loads((out / "report.json").read_text())
     assert data["run"]["run_id"] == "other" and data["warnings"] == []
+    # --baseline latest means the newest finished run too (it took the killed one): the same
+    # run as --run latest, refused as a run compared with itself
+    proc = _report(store_home, "--run", "latest", "--baseline", "latest", "--allow-partial")
+    assert proc.returncode == 2 and "are the same run other" in proc.stderr, proc.stderr
     proc = _report(store_home, "--run", "killed", "--baseline", "base", "--allow-partial")
     assert proc.returncode == 2 and "not finished (status " in proc.stderr
     assert "--allow-unfinished" in proc.stderr and "Traceback" not in proc.stderr

@@ -105,13 +105,18 @@ def resolve_runs(
     *,
     allow_unfinished: bool = False,
 ) -> tuple[str, str, list[str]]:
-    """(run id, baseline id, warnings). ``latest`` is the newest finished run and a baseline
-    tag picks the newest finished run carrying it, unless ``allow_unfinished``; a run named
-    directly that is not finished is refused unless ``allow_unfinished``; a run compared with
-    itself (``--run latest --baseline latest``) is refused."""
+    """(run id, baseline id, warnings). ``latest`` (as the run or the baseline) is the newest
+    finished run and a baseline tag picks the newest finished run carrying it, unless
+    ``allow_unfinished``; a run named directly that is not finished is refused unless
+    ``allow_unfinished``; a run compared with itself (``--run latest --baseline latest``) is
+    refused."""
     if (baseline is None) == (baseline_tag is None):
         raise ConfigError("give exactly one of --baseline RUN and --baseline-tag TAG")
-    if run == "latest" and not allow_unfinished:
+
+    def resolved(ref: str) -> str:
+        """``latest``: the newest finished run (for either side), unless ``allow_unfinished``."""
+        if ref != "latest" or allow_unfinished:
+            return store.resolve(ref)
         finished = [m.run_id for m in store.list_runs() if m.status == "finished"]
         if not finished:
             store.resolve("latest")  # an empty store says so
@@ -119,11 +124,11 @@ def resolve_runs(
                 f"no finished run in {store.location} (use --allow-unfinished to compare the "
                 "newest run anyway)"
             )
-        run_id = finished[-1]
-    else:
-        run_id = store.resolve(run)
+        return finished[-1]
+
+    run_id = resolved(run)
     if baseline is not None:
-        base_id = store.resolve(baseline)
+        base_id = resolved(baseline)
     else:
         tagged = [m for m in store.find_by_tag(str(baseline_tag)) if m.run_id != run_id]
         usable = [m for m in tagged if allow_unfinished or m.status == "finished"]
