@@ -235,6 +235,15 @@ def test_bad_sweep_configs_are_refused_naming_file_line_and_key(tmp_path, body, 
     assert f"{cfg}{expected}" in str(exc.value)
 
 
+def test_a_config_that_is_not_utf8_is_refused_at_its_line(tmp_path):
+    """It named a byte position ('can't decode byte 0xe9 in position 31'), not a line."""
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_bytes(b"dataset: {path: .}\nks: [1]\n# caf\xe9\n")
+    with pytest.raises(ConfigError) as exc:
+        load_config(cfg)
+    assert str(exc.value).startswith(f"{cfg}:3: not valid UTF-8")
+
+
 def test_a_resume_under_changed_generation_settings_is_refused(llm_env, tmp_path, monkeypatch):
     store = open_store(tmp_path / "runs.sqlite")
 

@@ -68,8 +68,15 @@ def load_yaml(path: str | Path, what: str = "file") -> tuple[Any, dict[KeyPath, 
     ``what`` it should have been)."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = getattr(exc, "strerror", None) or exc
-        raise ConfigError(f"cannot read {what} {p}: {why}") from None
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read {what} {p}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{p}:{line}: not valid UTF-8 ({exc.reason}, byte {raw[exc.start]:#04x}); save the "
+            f"{what} as UTF-8"
+        ) from None
     return parse_yaml(text, str(p))
