@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from scipy.stats import norm
+from scipy.stats import t as student_t
 
 from ragjudge.calibrate.ppi import estimate_mean, ppi_mean, ppi_plus_mean
 
@@ -49,9 +50,11 @@ def test_estimate_mean_by_hand() -> None:
     theta = f_unl.mean() - rect.mean()
     se = np.sqrt(f_unl.var(ddof=1) / 5 + rect.var(ddof=1) / 4)
     assert est["ppi"].value == pytest.approx(theta)
-    # theta + Z se passes 1: the interval is cut at the range of the mean, [0, 1]
-    assert theta + Z * se > 1.0 and est["ppi"].ci_high == 1.0
-    assert est["ppi"].ci_low == pytest.approx(theta - Z * se)
+    # theta + q se passes 1: the interval is cut at the range of the mean, [0, 1]; q is t's
+    # quantile on n - 1 = 3 degrees of freedom
+    q = float(student_t.ppf(0.975, 3))
+    assert theta + q * se > 1.0 and est["ppi"].ci_high == 1.0
+    assert est["ppi"].ci_low == pytest.approx(theta - q * se)
     assert est["human_only"].value == pytest.approx(0.75)
     assert est["judge_only"].value == pytest.approx(np.r_[f_lab, f_unl].mean())
     assert est["ppi++"].lam is not None and 0 <= est["ppi++"].lam <= 1
@@ -70,3 +73,19 @@ def test_useless_judge_is_tuned_away() -> None:
 def test_too_few_items_refused() -> None:
     with pytest.raises(ValueError):
         estimate_mean([1.0], [0.5], [0.2, 0.3])
+
+
+def test_a_few_labels_get_an_interval_that_covers():
+    """Three labels: the normal quantile's interval covered the human mean about 80% of the
+    time it claimed 95% for; t's on n - 1 degrees of freedom covers it."""
+    rng = np.random.default_rng(5)
+    covered = {"z": 0, "t": 0}
+    draws = 2000
+    for _ in range(draws):
+        y = rng.beta(2, 5, size=3)  # true mean 2/7
+        f_lab, f_unl = rng.uniform(size=3), rng.uniform(size=50)
+        human = next(e for e in estimate_mean(y, f_lab, f_unl) if e.method == "human_only")
+        covered["t"] += human.ci_low <= 2 / 7 <= human.ci_high
+        half = Z * y.std(ddof=1) / np.sqrt(3)
+        covered["z"] += abs(y.mean() - 2 / 7) <= half
+    assert covered["t"] / draws >= 0.93 and covered["z"] / draws < 0.88

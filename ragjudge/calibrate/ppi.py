@@ -14,7 +14,11 @@ is the human mean E[Y] over the population the items are drawn from.
   lam^2 var(f_unl) / N + var(Y - lam f_lab) / n. lam = 0 is the human-only estimate, lam = 1
   is PPI; tuning never does asymptotically worse than either.
 
-Intervals are the normal (CLT) intervals ``theta ± z_{1-alpha/2} sigma``, intersected with the
+Intervals are ``theta ± q sigma`` with ``q`` Student's t quantile at 1 - alpha/2 on n - 1
+degrees of freedom for the estimates that use the n labels (human only, PPI, PPI++; on n + N - 1
+for the judge only): the normal quantile claimed 95% for an interval of three labels that covers
+far less often (t on n - 1 is exact for the human-only mean of normal labels and tends to z as
+n grows). Each is intersected with the
 range the mean can take (``bounds``, [0, 1] for normalised labels; the point estimate is
 clipped to it too): the true mean lies in the range, so cutting off the part outside it removes
 no value the interval could cover (coverage is unchanged) and never shows 1.080 for a share.
@@ -29,7 +33,7 @@ from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy.stats import norm
+from scipy.stats import t as student_t
 
 Method = Literal["human_only", "judge_only", "ppi", "ppi++"]
 
@@ -53,8 +57,9 @@ class MeanEstimate(BaseModel):
         return self.ci_high - self.ci_low
 
 
-def _z(confidence: float) -> float:
-    return float(norm.ppf(0.5 + confidence / 2.0))
+def _q(confidence: float, df: int) -> float:
+    """Student's t quantile at ``0.5 + confidence / 2`` on ``df`` degrees of freedom."""
+    return float(student_t.ppf(0.5 + confidence / 2.0, df))
 
 
 def _var(x: np.ndarray) -> np.ndarray:
@@ -109,14 +114,15 @@ def estimate_mean(
     n, big_n = y.size, fu.size
     if n < 2 or big_n < 2 or fl.size != n:
         raise ValueError("PPI needs >= 2 labelled items (with scores) and >= 2 unlabelled items")
-    z = _z(confidence)
+    q_lab, q_all = _q(confidence, n - 1), _q(confidence, n + big_n - 1)
 
     def make(method: Method, theta: float, se: float, lam: float | None = None) -> MeanEstimate:
+        q = q_all if method == "judge_only" else q_lab
         return MeanEstimate(
             method=method,
             value=float(np.clip(theta, lo_b, hi_b)),
-            ci_low=float(np.clip(theta - z * se, lo_b, hi_b)),
-            ci_high=float(np.clip(theta + z * se, lo_b, hi_b)),
+            ci_low=float(np.clip(theta - q * se, lo_b, hi_b)),
+            ci_high=float(np.clip(theta + q * se, lo_b, hi_b)),
             n_labelled=n,
             n_unlabelled=big_n,
             lam=lam,
