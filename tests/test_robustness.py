@@ -276,7 +276,19 @@ def test_agree_with_no_label_filled_in_exits_2(tmp_path, capsys):
     sheet = tmp_path / "to_label.csv"
     sheet.write_text("item_id,dimension,label\nq1@k1,faithfulness,\nq2@k1,faithfulness,\n")
     code, text = run_cli(["agree", "--labels", str(sheet), "--results", str(sheet)], capsys)
-    assert code == 2 and f"{sheet}: no labels: every 'label' cell is empty (2 rows)" in text
+    assert (
+        code == 2
+        and f"{sheet}: no labels: the file has no rows, or every 'label' cell is empty (2 rows)"
+        in " ".join(text.split())
+    )
+    # a folder given as the labels, and an output folder that does not exist: said at once
+    code, text = run_cli(["agree", "--labels", str(tmp_path), "--results", str(sheet)], capsys)
+    assert code == 2 and f"{tmp_path}: a folder, not a label file" in text
+    out = tmp_path / "no" / "agree.json"
+    code, text = run_cli(
+        ["agree", "--labels", str(sheet), "--results", str(sheet), "--json", str(out)], capsys
+    )
+    assert code == 2 and f"--json {out}: no folder {out.parent}" in " ".join(text.split())
 
 
 def test_a_label_csv_with_an_unclosed_quote_is_a_csv_error_at_its_line(tmp_path):

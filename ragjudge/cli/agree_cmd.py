@@ -174,12 +174,15 @@ def agree(
         raise ConfigError(f"--threshold must be in [0, 1], got {threshold}")
     if resamples < 10:
         raise ConfigError("--resamples must be at least 10")
+    for flag, out in (("--json", json_out), ("--html", html_out)):
+        if out is not None and not out.parent.is_dir():  # found now, not after the analysis
+            raise ConfigError(f"{flag} {out}: no folder {out.parent}")
     if labels is not None:
         label_set = load_labels(labels)
         if not label_set.labels:
             raise DataError(
-                f"no labels: every 'label' cell is empty ({label_set.skipped_blank} rows); "
-                "fill in the sheet first",
+                f"no labels: the file has no rows, or every 'label' cell is empty "
+                f"({label_set.skipped_blank} rows); fill in the sheet first",
                 path=labels,
             )
     else:

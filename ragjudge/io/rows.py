@@ -214,7 +214,9 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     A missing file, a line that is not a JSON object, a CSV quote left open and a CSV row with
     more or fewer cells than its header (ragged) are ``DataError``s naming the file and line."""
     if not path.is_file():
-        raise DataError("label file not found", path=path)
+        raise DataError(
+            "a folder, not a label file" if path.is_dir() else "label file not found", path=path
+        )
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
         yield from iter_jsonl(path)
         return
