@@ -58,7 +58,7 @@ def test_copy_is_idempotent_and_check_finds_nothing_wrong(store_url, tmp_path, c
             ["store", "copy", "--from", str(source), "--to", store_url], capsys
         )
         assert code == 0, err
-        assert "copied 1 runs" in out and PASSWORD not in out
+        assert "copied 1 run (" in out and PASSWORD not in out
     dst = open_store(store_url)
     assert dst.counts(run.run_id) == src.counts(run.run_id)
     assert len(dst.labels(run.run_id)) == 6

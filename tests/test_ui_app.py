@@ -18,6 +18,7 @@ from ragjudge.store import RunStore, open_store
 from ragjudge.store.view import RunView
 from ragjudge.sweep.run import run_sweep
 from ragjudge.ui.app import create_app
+from ragjudge.ui.pages import Pages
 from ragjudge.ui.serve import is_loopback
 from tests.test_sweep_run import config, make_testset, parts
 
@@ -112,6 +113,10 @@ def test_labels_two_labelers_export_agree_and_import(stored, store_url, tmp_path
     first = _label(client, app.state.csrf, run_id, "ana")
     assert _label(client, app.state.csrf, run_id, "ana") != first  # the queue moves on
     assert _label(client, app.state.csrf, run_id, "bo") == first  # bo's queue starts the same
+    # what is left to label, not the size of the queue page (it said 20 whatever was left)
+    judged = {r.item_id for r in Pages(store).run_data(run_id).results}
+    page = " ".join(client.get(f"/label?run={run_id}&labeler=ana").text.split())
+    assert f"ana · 2 labelled · {len(judged) - 2} not labelled yet" in page
     stored_labels = store.labels(run_id)
     assert len(stored_labels) == 9
     on_first = [s for s in stored_labels if f"{s.case_id}@k{s.k}" == first]
@@ -149,7 +154,6 @@ def test_labels_two_labelers_export_agree_and_import(stored, store_url, tmp_path
 
 
 def test_case_explorer_filters_and_moved_most(stored, tmp_path):
-    from ragjudge.ui.pages import Pages
 
     store, run_id = stored
     # a second run whose faithfulness dropped on q-tin only

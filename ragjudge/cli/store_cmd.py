@@ -31,7 +31,7 @@ def store_copy(
     with open_store(source, must_exist=True) as src, open_store(target) as dst:
         done = copy_store(src, dst)
         print(
-            f"copied {done.runs} runs ({done.rows} rows, {done.labels} new labels) "
+            f"copied {_count(done.runs, 'run')} ({done.rows} rows, {done.labels} new labels) "
             f"from {src.location} to {dst.location}"
         )
 

@@ -335,7 +335,7 @@ def create_app(
             item=item,
             dims=dims,
             n_mine=len(done),
-            n_left=len(picks),
+            n_left=len(judged_items(rd) - done),
         )
 
     async def save_label(request: Request, form: FormData) -> Response:
