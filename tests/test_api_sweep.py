@@ -15,7 +15,7 @@ from ragjudge.errors import ConfigError, DataError
 from ragjudge.judges.prefix import derive_at_k
 from ragjudge.schema import ChunkVerdict, Evidence, JudgeInput, JudgeResult, JudgeStatus
 from ragjudge.store import open_store
-from ragjudge.sweep.config import load_config
+from ragjudge.sweep.config import load_config, stored_config
 from ragjudge.sweep.run import run_sweep
 
 DOCS = {
@@ -170,6 +170,10 @@ def test_yaml_names_custom_parts_by_import_path(tmp_path, monkeypatch, llm_env):
     assert m.used_models().generator.startswith("my_parts:generate@")
     assert from_store(out.run_id, store.location).judge_model() == "fake-model"
     assert set(m.config["definition"]["components"]) == {"retriever", "generator", "judge:brief"}
+    # the run resumes from its stored config alone (`sweep --resume RUN`): it stored the
+    # judge's name, 'brief', which no registry knows, so the resume was refused
+    again = run_sweep(stored_config(m), store=store, resume=out.run_id)
+    assert again.run_id == out.run_id and again.status == "finished"
     with pytest.raises(ConfigError, match="an import path"):
         load_config_text(tmp_path, 'retriever: {kind: "bm42"}')
 

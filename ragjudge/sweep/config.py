@@ -581,8 +581,9 @@ def stored_config(manifest: RunManifest) -> SweepConfig:
     """The configuration a sweep run was started with (its manifest's ``config["full"]``),
     validated as a config file is: a run that holds none, or whose config this version no
     longer accepts (a run stored by another version), is a ``ConfigError`` naming the run.
-    The stored ``judges.names`` list every judge that ran, the criteria judges too; they are
-    given back to ``judges.criteria`` alone, as the run was configured."""
+    The stored ``judges.names`` are the names the config gave (an import path stays one); a
+    run stored before they were lists every judge that ran, the criteria judges too, which
+    are given back to ``judges.criteria`` alone, as the run was configured."""
     full = manifest.config.get("full")
     if full is None:
         raise ConfigError(f"run {manifest.run_id}: its manifest holds no sweep configuration")

@@ -5,7 +5,7 @@ naming each change)."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragjudge import __version__
@@ -120,11 +120,17 @@ def fresh_manifest(
     comp: Components,
     testset: TestSet,
     tags: Mapping[str, str] | None,
+    given_names: Sequence[str] | None = None,
 ) -> RunManifest:
     """The manifest of a new run of ``config`` with ``comp`` on ``testset``: ``definition``
     (``run_definition``) plus the LLM's sampling settings, its hash, the data set hash, the
-    full config, models, prompts and ragjudge version."""
+    full config (its ``judges.names`` as the config gave them, ``given_names``, so that an
+    import path stays one and the run can be resumed from it alone), models, prompts and
+    ragjudge version."""
     chash = hash_json(definition)
+    full = config.model_dump(mode="json", exclude={"store"})
+    if given_names is not None:
+        full["judges"]["names"] = list(given_names)
     return RunManifest(
         run_id=new_run_id(chash),
         dataset_name=testset.name,
@@ -132,7 +138,7 @@ def fresh_manifest(
         config_hash=chash,
         config={
             "definition": definition | llm_settings(comp),
-            "full": config.model_dump(mode="json", exclude={"store"}),
+            "full": full,
         },
         ragjudge_version=__version__,
         models=comp.models,

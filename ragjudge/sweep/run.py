@@ -224,8 +224,9 @@ async def arun_sweep(
     check_ks(config, testset)
     definition = run_definition(config, comp)  # the config as given, before the names below
     recipe = config if components is None else None  # what a Ray worker builds its parts from
+    given = list(config.judges.names)
     config = _judges_that_run(config, comp)
-    fresh = fresh_manifest(definition, config, comp, testset, tags)
+    fresh = fresh_manifest(definition, config, comp, testset, tags, given)
     note = code_change_note(store, fresh) if resume is None and not new else None
     manifest, resumed = select_run(store, fresh, resume=resume, new=new)
     if note is not None and not resumed:
