@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
+from ragjudge.errors import ConfigError
 from ragjudge.judges.registry import JUDGE_NAMES, create_judge
 from ragjudge.llm import LLMClient
 from ragjudge.store import open_store
@@ -87,6 +88,19 @@ def test_cost_budget(llm_env, monkeypatch, tmp_path):
     assert out.status == "stopped_budget"
     spent = sum(r.result.usage.cost_usd for r in store.judge_results(out.run_id))
     assert 0 < spent <= total / 3
+    # a model with no price: its calls would count as free, the limit never stopping the run
+    # (it ran to the end in silence); refused before anything is sent
+    monkeypatch.setenv("RAGJUDGE_MODEL", "a-local-model")
+    sent = len(llm_env.chat_requests())
+    with pytest.raises(ConfigError, match=r"budget\.max_cost_usd: no price is known for model"):
+        run_sweep(
+            sweep_config(max_cost_usd=0.01),
+            store=store,
+            components=llm_parts(),
+            testset=make_testset(),
+            new=True,
+        )
+    assert len(llm_env.chat_requests()) == sent
 
 
 PER_K = ["faithfulness", "answer_relevancy", "completeness"]  # judged at every k

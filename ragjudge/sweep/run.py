@@ -145,6 +145,20 @@ def run_sweep(config: SweepConfig, **options: Unpack[SweepOptions]) -> SweepOutc
     return asyncio.run(arun_sweep(config, **options))
 
 
+def _check_cost_limit(config: SweepConfig, comp: Components) -> None:
+    """Refuse ``budget.max_cost_usd`` when the run's model has no price: its calls would cost
+    0 and the limit never stop the run (it ran to the end in silence)."""
+    if config.budget.max_cost_usd is None or comp.llm is None:
+        return
+    ledger, model = getattr(comp.llm, "ledger", None), getattr(comp.llm, "model", None)
+    if ledger is not None and model is not None and ledger.prices.price(model) is None:
+        raise ConfigError(
+            f"budget.max_cost_usd: no price is known for model {model!r}, so its calls would "
+            "count as free and the limit would never stop the run; set budget.max_calls, or "
+            "give the LLM client a PriceTable with its price (docs/llm.md)"
+        )
+
+
 def _judges_that_run(config: SweepConfig, comp: Components) -> SweepConfig:
     """``config`` naming the judges that run (the summary's judges), whatever its names said;
     its objective weights checked against them."""
@@ -220,6 +234,7 @@ async def arun_sweep(
         default=config.store.url.get_secret_value() if config.store is not None else None
     )
     comp = components or build_components(config, GivenParts(max_concurrency=config.concurrency))
+    _check_cost_limit(config, comp)
     testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
     check_ks(config, testset)
     definition = run_definition(config, comp)  # the config as given, before the names below
