@@ -238,6 +238,9 @@ def test_llm_budget_stop_exits_3(
     m = json.loads((out / "testset.json").read_text())
     assert m["status"] == "stopped_budget" and m["usage"]["calls"] <= 12
     assert "budget reached" in text
+    # the whole request is reported, the types the stop came before too (it held only those
+    # reached)
+    assert sum(m["report"]["requested"].values()) == 20, m["report"]["requested"]
 
 
 def test_python_api_returns_what_the_sweep_takes(tmp_path: Path) -> None:

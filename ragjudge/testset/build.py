@@ -521,9 +521,10 @@ async def run_build(
     want = quotas(mix, n)
     status: Literal["finished", "stopped_budget"] = "finished"
     extra: dict[str, int] = {}
+    # every type's quota, before any is filled: a budget stop keeps the whole request
+    b.report.requested.update({qtype: want[qtype] for qtype in QUESTION_TYPES})
     try:
         for qtype in QUESTION_TYPES:
-            b.report.requested[qtype] = want[qtype]
             if want[qtype]:
                 await b.fill(qtype, want[qtype])
         # the shortfall of types whose seeds ran out, asked of the others (module docstring)
