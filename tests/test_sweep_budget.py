@@ -53,6 +53,12 @@ def test_call_budget_stops_cleanly_and_resumes(llm_env, monkeypatch, tmp_path):
     # the report covers what was judged, with coverage below 1
     faith = out.summary.table("judge")["faithfulness"]
     assert min(a.n_scored for a in faith.values()) < 7
+    # the objective's coverage is out of every case, not of the cases that have it (it showed
+    # 1/1 for a k judged on one case of seven)
+    objective = out.summary.table("objective")["objective"]
+    n_cases = len(make_testset().cases)
+    assert all(a.n_total == n_cases for a in objective.values())
+    assert min(a.n_scored for a in objective.values()) < n_cases
 
     # the same command with a larger budget resumes the run and finishes it, paying only the rest
     llm_env.reset()

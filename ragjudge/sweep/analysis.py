@@ -210,7 +210,7 @@ def _choose_k(
     judges: Sequence[str],
     objective: ObjectiveConfig,
     seed: int,
-) -> tuple[KChoice, dict[int, list[float]]]:
+) -> tuple[KChoice, dict[int, list[float | None]]]:
     weights = dict(objective.weights) if objective.weights else {j: 1.0 for j in judges}
     weights = {m: w for m, w in weights.items() if w > 0}
     penalty = objective.penalty
@@ -238,7 +238,8 @@ def _choose_k(
                     continue
                 value -= penalty.weight * _penalty_amount(ans, penalty.per) / penalty.scale
             obj[k][c] = value
-    per_k = {k: list(v.values()) for k, v in obj.items()}
+    # every case, None where the objective is not defined: its coverage is out of all cases
+    per_k: dict[int, list[float | None]] = {k: [v.get(c) for c in cases] for k, v in obj.items()}
     common = [c for c in cases if all(c in obj[k] for k in ks)]
     base = KChoice(best_k=None, n_cases=len(common), weights=weights, penalty=label)
     if not common:
