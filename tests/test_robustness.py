@@ -303,13 +303,13 @@ def test_a_label_csv_with_an_unclosed_quote_is_a_csv_error_at_its_line(tmp_path)
 def test_mean_intervals_stay_within_the_range_of_the_mean():
     from ragjudge.calibrate.ppi import estimate_mean
 
-    y = [1.0] * 11 + [0.0]  # 0.917 +- 1.96 * 0.083 would reach 1.08
+    y = [1.0] * 11 + [0.0]  # 0.917 +- 2.201 * 0.083 (t, 11 df) would reach 1.10
     rng = np.random.default_rng(0)
     f = np.clip(np.array(y) + rng.normal(0, 0.3, 12), 0, 1)
     for e in estimate_mean(y, f, rng.uniform(0.6, 1.0, 40)):
         assert 0.0 <= e.ci_low <= e.value <= e.ci_high <= 1.0, e
     human = estimate_mean(y, f, rng.uniform(0.6, 1.0, 40))[0]
-    assert human.ci_high == 1.0 and human.ci_low == pytest.approx(0.917 - 1.96 * 0.0833, abs=2e-3)
+    assert human.ci_high == 1.0 and human.ci_low == pytest.approx(0.917 - 2.201 * 0.0833, abs=2e-3)
 
 
 def test_a_data_warning_is_one_clean_line(capsys, monkeypatch):
