@@ -170,6 +170,17 @@ def test_agree_with_results_jsonl_and_errors(
     assert proc.returncode == 2 and "exactly one of --run" in proc.stderr
 
 
+def _picked_excluding(exclude: Path, out: Path, store_path: Path) -> set[str]:
+    """The item ids of a 10-item spot-check sheet written to ``out``, skipping ``exclude``'s."""
+    proc = _cli(
+        "spot-check", "--run", "latest", "--store", str(store_path), "--n", "10",
+        "--exclude", str(exclude), "--out", str(out), cwd=out.parent,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    with out.open(newline="", encoding="utf-8") as fh:
+        return {r["item_id"] for r in csv.DictReader(fh)}
+
+
 def test_spot_check_sheet_round_trips_into_agree(
     tmp_path: Path, run_store: tuple[Path, dict[str, float]]
 ) -> None:
@@ -214,24 +225,10 @@ def test_spot_check_sheet_round_trips_into_agree(
     )  # fmt: skip
     assert bad.returncode == 2 and "another answer" in bad.stderr
     # Picking again excluding what is labelled returns new items only.
-    sheet2 = tmp_path / "next.csv"
-    proc = _cli(
-        "spot-check", "--run", "latest", "--store", str(store_path), "--n", "10",
-        "--exclude", str(sheet), "--out", str(sheet2), cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    with sheet2.open(newline="", encoding="utf-8") as fh:
-        again = {r["item_id"] for r in csv.DictReader(fh)}
+    again = _picked_excluding(sheet, tmp_path / "next.csv", store_path)
     assert len(again) == 10 and not again & {r["item_id"] for r in rows}
     # A sheet handed out and not filled in yet is excluded too (it used to be read as nothing)
-    sheet3 = tmp_path / "third.csv"
-    proc = _cli(
-        "spot-check", "--run", "latest", "--store", str(store_path), "--n", "10",
-        "--exclude", str(sheet2), "--out", str(sheet3), cwd=tmp_path,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    with sheet3.open(newline="", encoding="utf-8") as fh:
-        third = {r["item_id"] for r in csv.DictReader(fh)}
+    third = _picked_excluding(tmp_path / "next.csv", tmp_path / "third.csv", store_path)
     assert third and not third & again
 
 
