@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+import ragjudge
 from ragjudge.testing import QualityGateError, assert_quality
 
 pytest_plugins = ["pytester"]
@@ -77,6 +78,29 @@ def test_unscored_rows_fail_the_gate_even_with_a_high_mean() -> None:
     assert_quality(_Result(agg), judge="j", min=0.5, min_coverage=0.8)
     with pytest.raises(QualityGateError, match="no judge 'x'"):
         assert_quality(_Result(agg), judge="x", min=0.5)
+
+
+@ragjudge.judge(name="perfect", needs=("answer",))
+def _perfect(answer: str) -> tuple[float, str]:
+    return 1.0, "always"
+
+
+def test_one_scored_row_passes_no_gate_and_thresholds_are_fractions() -> None:
+    """A single perfect row gave the zero-width "interval" [1, 1] and passed any ``min``; a
+    ``min`` above 1 (or a coverage of 80 meaning 80 %) made a gate that can never pass."""
+    one = ragjudge.evaluate(
+        [{"id": "r", "question": "q?", "answer": "a", "contexts": ["c"]}], judges=[_perfect]
+    )
+    with pytest.raises(QualityGateError, match="one scored row shows no interval"):
+        assert_quality(one, judge="perfect", min=0.5)
+    two = ragjudge.evaluate(
+        [{"id": f"r{i}", "question": "q?", "answer": "a", "contexts": ["c"]} for i in range(2)],
+        judges=[_perfect],
+    )
+    assert_quality(two, judge="perfect", min=0.5)
+    for bad in ({"min": 1.5}, {"min": float("nan")}, {"min": 0.5, "min_coverage": 80}):
+        with pytest.raises(ValueError, match=r"is not in \[0, 1\]"):
+            assert_quality(two, judge="perfect", **bad)  # type: ignore[arg-type]
 
 
 USER_SUITE = """

@@ -4,7 +4,10 @@ The gate fails when the LOWER bound of the judge's 95% bootstrap interval is bel
 not when the mean is: a mean hovering around the threshold flips between runs with the noise
 of a small sample, a lower bound above it says the judge's mean is above ``min`` with 95%
 confidence. So a gate on n rows passes only once the data show it; more rows (a narrower
-interval) let a mean closer to ``min`` pass.
+interval) let a mean closer to ``min`` pass. One scored row shows nothing (its bootstrap
+"interval" is the score itself), so a gate on one scored row fails; ``min`` and
+``min_coverage`` are fractions in [0, 1] like the scores (another value raises ``ValueError``:
+a gate that can never pass, or always does, is a typo, not a gate).
 
 ``min_coverage`` (default 1.0) also fails the gate when some applicable rows were not scored (a
 typed status: failed call, parse error, empty answer ...): an unscored row is not a passing row.
@@ -68,6 +71,9 @@ def assert_quality(
     bound is below ``min`` or its coverage below ``min_coverage``; ``result`` is an
     ``EvaluationResult`` (``ragjudge.evaluate``)."""
     __tracebackhide__ = True  # a failure points at the caller's line
+    for arg, value in (("min", min), ("min_coverage", min_coverage)):
+        if not 0.0 <= value <= 1.0:  # NaN fails too
+            raise ValueError(f"assert_quality: {arg}={value!r} is not in [0, 1] (scores are)")
     if judge not in result.aggregates:
         raise QualityGateError(
             f"no judge {judge!r} in the result; it has: {', '.join(result.aggregates)}"
@@ -77,6 +83,8 @@ def assert_quality(
     problems = []
     if agg.mean is None or agg.ci_low is None:
         problems.append("no row was scored" if n_applicable else "no row has a reference")
+    elif agg.n_scored < 2:
+        problems.append("one scored row shows no interval (the gate needs at least 2)")
     elif agg.ci_low < min:
         problems.append(f"the 95% interval's lower bound {agg.ci_low:.3f} is below {min:g}")
     if n_applicable and agg.n_scored / n_applicable < min_coverage:
