@@ -242,6 +242,20 @@ def test_a_label_file_may_start_with_a_byte_order_mark(tmp_path: Path) -> None:
         assert [lab.item_id for lab in load_labels(path).labels] == ["q1@k1"]
 
 
+def test_a_tsv_label_file_is_read_tab_separated(tmp_path: Path) -> None:
+    """A spreadsheet saved as .tsv was read as CSV: one column named by the whole header
+    line, refused as "missing column 'label'"; a note holding a comma is kept whole."""
+    sheet = _write(
+        tmp_path,
+        "labels.tsv",
+        "item_id\tdimension\tlabel\tnote\nq1@k1\tfaithfulness\t1\tfine, mostly\n"
+        "q2@k1\tfaithfulness\t0\t\n",
+    )
+    labels = load_labels(sheet)
+    assert [(lab.item_id, lab.value) for lab in labels.labels] == [("q1@k1", 1.0), ("q2@k1", 0.0)]
+    assert labels.scales == {"faithfulness": "binary"}
+
+
 def test_a_label_file_in_another_encoding_is_named(tmp_path: Path) -> None:
     sheet = tmp_path / "labels.csv"
     sheet.write_bytes("item_id,dimension,label\nq1@k1,faithfulness,1\n".encode("utf-16"))

@@ -207,8 +207,8 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     their rows (``load_labels``, ``fit-judges`` and ``--rejudge`` all read through it).
 
     JSON Lines when the suffix is ``.jsonl``, ``.ndjson`` or ``.json`` (``io.rows.iter_jsonl``:
-    blank lines skipped), else CSV with a header row (``io.rows.iter_csv``); either may start
-    with a byte-order mark.
+    blank lines skipped), else CSV with a header row (``io.rows.iter_csv``), tab-separated when
+    the suffix is ``.tsv``; either may start with a byte-order mark.
     The line is the physical line a row starts on (an editor's line number: the header's and
     the cells' quoted line breaks and blank lines count; a sheet's contexts cell spans several).
     A missing file, a line that is not a JSON object, a CSV quote left open and a CSV row with
@@ -220,7 +220,7 @@ def label_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     if path.suffix.lower() in {".jsonl", ".ndjson", ".json"}:
         yield from iter_jsonl(path)
         return
-    yield from iter_csv(path)
+    yield from iter_csv(path, delimiter="\t" if path.suffix.lower() == ".tsv" else ",")
 
 
 _CONTEXT_MARK = re.compile(r"(?:^|\n\n)\[(\d+)\] ")
