@@ -59,3 +59,26 @@ def test_split_contexts_inverts_the_sheet_cell() -> None:
         "third",
     ]
     assert split_contexts("") == []
+
+
+def test_each_question_is_asked_once_before_any_twice() -> None:
+    """The items of one question at several k spread alike: the disagreement rule took
+    q0@k1..q0@k4 for four of its five places, and the strata drew repeats while other questions
+    were left."""
+    results = []
+    for q in range(12):
+        for k in range(1, 6):
+            gap = 1.0 if q == 0 else 0.5 if q == 1 else 0.1 * (q % 3)
+            low = (q * 7 + k) % 10 / 20
+            results += [
+                _r(f"q{q}@k{k}", "faithfulness", low),
+                _r(f"q{q}@k{k}", "relevancy", low + gap / 2),
+            ]
+    picks = select_items(RunData(source="t", results=results), 16, seed=3)
+    questions = [p.item_id.rpartition("@k")[0] for p in picks]
+    assert len(picks) == 16
+    assert len(set(questions[:12])) == 12  # every question once in the first twelve picks
+    assert sorted(set(questions)) == sorted(f"q{q}" for q in range(12))
+    dis = [p.item_id for p in picks if p.reason == "disagreement"]
+    assert dis[0].startswith("q0@") and dis[1].startswith("q1@")
+    assert len({d.rpartition("@k")[0] for d in dis}) == len(dis)

@@ -8,6 +8,10 @@ already labelled):
    judge score between the lowest and highest mean, drawn at random (seeded) inside each bin;
    a bin with too few items passes its share to the others. Low, middle and high scores are
    all represented, so a calibration curve can be fitted over the whole range.
+Both rules take one item per question (the case of an item id ``case@kN``) while questions are
+left: the items of one question at several k share their question, and often their answer and
+their judges' verdict, so labelling two of them buys less than labelling two questions. A
+question is picked twice only once every question has an item picked.
 
 The sheet has one row per selected item and dimension, columns
 ``item_id, dimension, label, annotator, selected_because, question, answer, contexts,
@@ -79,14 +83,18 @@ def select_items(
     mean = {i: float(np.mean(scores[i])) for i in ids}
     spread = {i: float(max(scores[i]) - min(scores[i])) for i in ids}
     picks: list[Pick] = []
-    taken: set[str] = set()
+    asked: set[str] = set()  # questions with an item picked
+
+    def pick(i: str, reason: str) -> None:
+        picks.append(Pick(item_id=i, reason=reason, mean_score=mean[i], spread=spread[i]))
+        asked.add(question_of(i))
+
     if any(len(scores[i]) > 1 for i in ids):
         n_dis = min(len(ids), max(1, round(n * DISAGREEMENT_SHARE)))
-        for i in sorted(ids, key=lambda i: (-spread[i], i))[:n_dis]:
-            picks.append(
-                Pick(item_id=i, reason="disagreement", mean_score=mean[i], spread=spread[i])
-            )
-            taken.add(i)
+        by_spread = sorted(ids, key=lambda i: (-spread[i], i))
+        for i in _fresh_first(by_spread, asked)[:n_dis]:
+            pick(i, "disagreement")
+    taken = {p.item_id for p in picks}
     rest = [i for i in ids if i not in taken]
     budget = min(n - len(picks), len(rest))
     if budget > 0:
@@ -98,26 +106,41 @@ def select_items(
         rng = np.random.default_rng(seed)
         for members in bins.values():
             rng.shuffle(members)
-        # Round-robin over the bins: each takes one in turn until the budget is spent.
+        # Round-robin over the bins: each takes one in turn until the budget is spent; while
+        # some bin holds an item of a question not yet asked, only such items are taken.
         order = sorted(bins)
-        cursor = dict.fromkeys(order, 0)
         while budget > 0:
+            fresh_left = any(question_of(i) not in asked for b in order for i in bins[b])
             for b in order:
                 if budget == 0:
                     break
-                if cursor[b] < len(bins[b]):
-                    i = bins[b][cursor[b]]
-                    cursor[b] += 1
-                    picks.append(
-                        Pick(
-                            item_id=i,
-                            reason=f"stratum {b + 1}/{n_strata}",
-                            mean_score=mean[i],
-                            spread=spread[i],
-                        )
-                    )
+                i = next(
+                    (i for i in bins[b] if not fresh_left or question_of(i) not in asked), None
+                )
+                if i is not None:
+                    bins[b].remove(i)
+                    pick(i, f"stratum {b + 1}/{n_strata}")
                     budget -= 1
     return picks
+
+
+def question_of(item_id: str) -> str:
+    """The question (case id) of an item id ``case@kN``; another id is its own question."""
+    case_id, sep, k = item_id.rpartition("@k")
+    return case_id if sep and k.isdigit() else item_id
+
+
+def _fresh_first(items: Sequence[str], asked: set[str]) -> list[str]:
+    """``items`` in their order, those of a question not in ``asked`` (its first item only)
+    first, then the rest: the order that asks each question once before any twice."""
+    fresh: list[str] = []
+    seen = set(asked)
+    for i in items:
+        if question_of(i) not in seen:
+            seen.add(question_of(i))
+            fresh.append(i)
+    chosen = set(fresh)
+    return fresh + [i for i in items if i not in chosen]
 
 
 def write_sheet(
