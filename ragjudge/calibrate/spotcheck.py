@@ -114,12 +114,12 @@ def select_items(
             for b in order:
                 if budget == 0:
                     break
-                i = next(
+                took = next(
                     (i for i in bins[b] if not fresh_left or question_of(i) not in asked), None
                 )
-                if i is not None:
-                    bins[b].remove(i)
-                    pick(i, f"stratum {b + 1}/{n_strata}")
+                if took is not None:
+                    bins[b].remove(took)
+                    pick(took, f"stratum {b + 1}/{n_strata}")
                     budget -= 1
     return picks
 
