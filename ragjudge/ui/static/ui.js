@@ -1,7 +1,6 @@
 // ragjudge ui: keyboard navigation on the Label page (no inline script: the CSP forbids it).
 // a digit picks that value for the focused dimension (yes/no: 1 / y = yes, 0 / n = no;
-// graded: 1 to 5), then the next one is focused;
-// Enter saves and goes to the next case; j / k = next / previous case without saving.
+// graded: 1 to 5), then the next one is focused; Enter saves and goes to the next case.
 document.addEventListener("keydown", (event) => {
   const form = document.getElementById("label-form");
   const tag = event.target.tagName;
@@ -17,15 +16,9 @@ document.addEventListener("keydown", (event) => {
     current = Math.min(current + 1, rows.length - 1);
     rows[current].classList.add("current");
   };
-  const follow = (id) => {
-    const a = document.getElementById(id);
-    if (a) a.click();
-  };
   const value = { y: "1", n: "0" }[event.key] || event.key;
   if (/^[0-9]$/.test(value) && rows[current].querySelector(`input[value="${value}"]`)) pick(value);
   else if (event.key === "Enter") form.requestSubmit();
-  else if (event.key === "j") follow("next-case");
-  else if (event.key === "k") follow("prev-case");
   else return;
   event.preventDefault();
 });
