@@ -295,6 +295,7 @@ def test_a_table_someone_added_is_named_not_called_corrupt(store_url):
     msg = str(err.value)
     assert "\n" not in msg and "already" in msg and "labels" in msg, msg
     assert "to 0" in msg and "rolled back" in msg and "intact" in msg, msg
+    assert "layout" not in msg and "from revision" not in msg, msg  # it was never a store
     assert "corrupt" not in msg and "truncated" not in msg, msg
     assert "s3cret" not in msg
     with engine.begin() as conn:
@@ -307,6 +308,25 @@ def test_a_table_someone_added_is_named_not_called_corrupt(store_url):
     with engine.connect() as conn:
         assert "my_notes" in sa.inspect(conn).get_table_names()
     engine.dispose()
+
+
+def test_a_file_that_is_not_sqlite_is_named_not_called_corrupt(tmp_path, capsys):
+    """A label sheet passed as --store was "corrupt or truncated; move it aside": advice to
+    move a user's CSV away. It is refused unchanged; an empty file is a new store."""
+    from tests.test_exit_codes import run_cli
+
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text("item_id,dimension,label\nq1@k1,faithfulness,1\n")
+    before = sheet.read_bytes()
+    for argv in (["store", "check"], ["runs", "list"]):
+        code, out = run_cli([*argv, "--store", str(sheet)], capsys)
+        assert code == 2 and out.count("\n") == 1, out
+        assert "not an SQLite database" in out and "labels.csv" in out, out
+        assert "move it aside" not in out and "corrupt" not in out, out
+    assert sheet.read_bytes() == before
+    empty = tmp_path / "new.sqlite"
+    empty.touch()
+    assert open_store(empty).list_runs() == []
 
 
 def test_a_store_of_a_newer_release_is_refused_unchanged(tmp_path):

@@ -85,6 +85,7 @@ def _open_sqlite(path: Path, *, must_exist: bool, busy_timeout: float) -> SqlRun
         raise DataError("no run store file here", path=path)
     if path.is_dir():
         raise ConfigError(f"{path}: a folder, not a run store file")
+    _check_sqlite_header(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     read_only = not os.access(path.parent, os.W_OK) or (
         path.exists() and not os.access(path, os.W_OK)
@@ -118,6 +119,30 @@ def _open_sqlite(path: Path, *, must_exist: bool, busy_timeout: float) -> SqlRun
     )
     _migrate(store, lambda conn: None)
     return store
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
+
+
+def _check_sqlite_header(path: Path) -> None:
+    """A ``DataError`` when ``path`` is a non-empty file that does not start with
+    ``SQLITE_HEADER``: another kind of file (a CSV, a YAML config) named as the store, which
+    SQLite would call "not a database" and the advice for a damaged store would tell the user to
+    move aside. An absent or empty file is a new store."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StateFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if head and head != SQLITE_HEADER:
+        raise DataError(
+            "not an SQLite database (its first bytes are not SQLite's header): name a run "
+            "store file, or a new file to start one; this file was not changed",
+            path=path,
+        )
 
 
 def _sqlite_transactions(engine: sa.Engine, *, pragmas: tuple[str, ...]) -> None:
@@ -189,9 +214,10 @@ def _upgrade_error(store: SqlRunStore, exc: SQLAlchemyError, current: str | None
     msg = redact(str(orig).strip().splitlines()[0] if str(orig).strip() else repr(orig))
     if "already exists" not in msg and getattr(orig, "sqlstate", None) not in ("42P07", "42710"):
         return store.error(exc)
+    step = f"from revision {current} to {migrate.head()}" if current else f"to {migrate.head()}"
     return StateFileError(
-        f"{store.location}: the schema upgrade from revision {current or '(0.1 layout)'} to "
-        f"{migrate.head()} creates a name the store already holds ({msg}), a table or index "
+        f"{store.location}: the schema upgrade {step} "
+        f"creates a name the store already holds ({msg}), a table or index "
         "ragjudge did not make; the upgrade was rolled back and the store is intact (do not "
         "move it aside): rename or drop that table or index (copy out what you need from it "
         "first), then run the command again"
