@@ -59,6 +59,8 @@ def open_store(
     ``--store`` of the reading commands."""
     where = store_url(url, default)
     if isinstance(where, Path) or "://" not in where:
+        if where != state_path("runs.sqlite"):  # named by the user: it may be another file
+            _check_sqlite_header(Path(where))
         return _open_sqlite(Path(where), must_exist=must_exist, busy_timeout=busy_timeout)
     try:
         parsed = make_url(where)
@@ -69,6 +71,7 @@ def open_store(
     if backend == "sqlite":
         if not parsed.database:
             raise ConfigError(f"{redact(where)}: a sqlite store URL needs a file path")
+        _check_sqlite_header(Path(parsed.database))
         return _open_sqlite(Path(parsed.database), must_exist=must_exist, busy_timeout=busy_timeout)
     if backend == "postgresql":
         return _open_postgres(parsed.set(drivername="postgresql+psycopg"))
@@ -85,7 +88,6 @@ def _open_sqlite(path: Path, *, must_exist: bool, busy_timeout: float) -> SqlRun
         raise DataError("no run store file here", path=path)
     if path.is_dir():
         raise ConfigError(f"{path}: a folder, not a run store file")
-    _check_sqlite_header(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     read_only = not os.access(path.parent, os.W_OK) or (
         path.exists() and not os.access(path, os.W_OK)
@@ -126,15 +128,16 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 def _check_sqlite_header(path: Path) -> None:
-    """A ``DataError`` when ``path`` is a non-empty file that does not start with
-    ``SQLITE_HEADER``: another kind of file (a CSV, a YAML config) named as the store, which
-    SQLite would call "not a database" and the advice for a damaged store would tell the user to
-    move aside. An absent or empty file is a new store."""
+    """A ``DataError`` when ``path``, a store the user named, is a non-empty file that does not
+    start with ``SQLITE_HEADER``: another kind of file (a CSV, a YAML config), which SQLite would
+    call "not a database" and the advice for a damaged store would tell the user to move aside
+    (the home's own ``runs.sqlite`` is not checked here: ragjudge wrote it, so it is damaged).
+    An absent or empty file is a new store; a folder is left to ``_open_sqlite``."""
+    if not path.is_file():
+        return
     try:
         with path.open("rb") as fh:
             head = fh.read(len(SQLITE_HEADER))
-    except FileNotFoundError:
-        return
     except OSError as exc:
         raise StateFileError(f"{path}: cannot read ({exc.strerror or exc})") from None
     if head and head != SQLITE_HEADER:
