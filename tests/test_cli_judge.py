@@ -206,3 +206,25 @@ def test_judge_llm_with_no_usable_endpoint_says_why_and_exits_2(tmp_path: Path) 
     assert srv.stats()["preflight"] == 1 and srv.stats()["chat_requests"] == 0
     assert "rejected the API key (401" in " ".join(res.stderr.split())
     assert "API key" in res.stdout + res.stderr and "sk-wrong-key" not in res.stdout + res.stderr
+
+
+def test_an_unreachable_endpoint_names_where_its_url_was_set(tmp_path: Path) -> None:
+    """The hint said "check OPENAI_BASE_URL" when the URL came from RAGJUDGE_BASE_URL or the
+    config file, which the user then could not find in their environment."""
+    src = write(tmp_path / "in.jsonl", [GOOD])
+    toml = tmp_path / "ragjudge.toml"
+    toml.write_text('[llm]\nmodel = "m"\nbase_url = "http://127.0.0.1:9/v1"\n')
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_BASE_URL")}
+    env.update(RAGJUDGE_MAX_ATTEMPTS="1", RAGJUDGE_TIMEOUT="5", OPENAI_API_KEY="sk-x")
+    argv = [sys.executable, "-m", "ragjudge", "judge", "--input", str(src), "--backend", "llm"]
+    argv += ["--judges", "faithfulness", "--no-progress"]
+    for extra, where in (
+        ({"RAGJUDGE_CONFIG": str(toml)}, f"check {toml}:3: [llm] base_url"),
+        ({"RAGJUDGE_BASE_URL": "http://127.0.0.1:9/v1"}, "check RAGJUDGE_BASE_URL (it"),
+    ):
+        res = subprocess.run(
+            argv, capture_output=True, text=True, env={**env, **extra}, timeout=120
+        )
+        line = " ".join(res.stderr.split())
+        assert res.returncode == 2 and "cannot reach the LLM endpoint" in line, res.stderr
+        assert where in line and "OPENAI_BASE_URL" not in line, line

@@ -264,7 +264,7 @@ class OpenAIBackend:
             return BackendError(
                 "provider_error",
                 f"cannot reach the LLM endpoint {url} ({why}); is the server running? "
-                "check OPENAI_BASE_URL (it usually ends in /v1)",
+                f"check {self.settings.base_url_origin} (it usually ends in /v1)",
                 retryable=True,
             )
         if not isinstance(exc, openai.APIStatusError):

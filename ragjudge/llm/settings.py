@@ -17,7 +17,15 @@ import re
 from typing import Any, Literal
 from urllib.parse import unquote, urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
 
 from ragjudge import userconfig
 from ragjudge.errors import ConfigError
@@ -211,6 +219,9 @@ class LLMSettings(BaseModel):
     """``auto`` tries json_schema, json_object with the schema, a forced tool call, then
     prompt-only, and remembers per endpoint and model what works (``ragjudge.llm.modes``)."""
 
+    _base_url_from: str = PrivateAttr("base_url")
+    """Where ``base_url`` was set, for error lines (``base_url_origin``)."""
+
     @field_validator("base_url")
     @classmethod
     def _a_url(cls, value: str) -> str:
@@ -259,7 +270,22 @@ class LLMSettings(BaseModel):
             if field in in_file and field not in given:
                 raise ConfigError(f"{in_file[field]} = {values[field]!r}: {msg}") from None
             raise ConfigError(f"invalid LLM setting {field}: {msg}") from None
+        if "base_url" in given:
+            settings._base_url_from = "the base_url given for this run"
+        elif "base_url" in source:
+            settings._base_url_from = source["base_url"]
+        elif "base_url" in in_file:
+            settings._base_url_from = in_file["base_url"]
+        else:
+            settings._base_url_from = "OPENAI_BASE_URL (unset: OpenAI's own URL is used)"
         return settings
+
+    @property
+    def base_url_origin(self) -> str:
+        """Where ``base_url`` was set, as an error line names it: the variable
+        (``OPENAI_BASE_URL``), the config file's ``PATH:LINE: [llm] base_url``, an override, or
+        that none was set; ``base_url`` for settings made directly."""
+        return self._base_url_from
 
     @staticmethod
     def configured() -> bool:
