@@ -166,6 +166,10 @@ class JudgeStatus(StrEnum):
     timeout = "timeout"
     rate_limited = "rate_limited"
     provider_error = "provider_error"
+    judge_error = "judge_error"
+    """The judge's own code raised (a bug in it, not a failed call, unlike ``provider_error``:
+    the LLM endpoint failed); the error names the exception and the file and line of the
+    judge's code that raised it (``ragjudge.judges.runner.crashed``)."""
     refused = "refused"
     context_too_long = "context_too_long"
     skipped_missing_reference = "skipped_missing_reference"

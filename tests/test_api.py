@@ -97,7 +97,7 @@ def test_function_judge_scores_out_of_range_and_exceptions_are_typed():
         ragjudge.evaluate(ROWS[:2], judges=[broken])
     res = failed.value.partial.results["broken"]
     assert res[0].status == JudgeStatus.parse_error and "outside [0, 1]" in (res[0].error or "")
-    assert res[1].status == JudgeStatus.provider_error and "bug in my judge" in (res[1].error or "")
+    assert res[1].status == JudgeStatus.judge_error and "bug in my judge" in (res[1].error or "")
     assert broken("Tin") == 1.5  # still callable as the plain function
 
 

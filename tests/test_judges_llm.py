@@ -241,7 +241,7 @@ async def test_runner_turns_a_raising_judge_into_a_typed_result(srv: FakeLLMServ
         [ITEM, ITEM.model_copy(update={"id": "b"})],
         progress=False,
     )
-    assert [r.status for r in out["exploding"]] == [JudgeStatus.provider_error] * 2
+    assert [r.status for r in out["exploding"]] == [JudgeStatus.judge_error] * 2
     assert "KeyError" in (out["exploding"][0].error or "") and out["exploding"][1].item_id == "b"
     assert [r.status for r in out["answer_relevancy"]] == [JudgeStatus.ok] * 2
 

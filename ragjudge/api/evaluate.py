@@ -5,8 +5,9 @@ Rows come from a list of dicts, a pandas ``DataFrame``, a Hugging Face ``Dataset
 a bad row is a ``DataError`` naming it. Judges are registered names (built for ``backend``),
 ``Judge`` objects or ``@ragjudge.judge`` functions, run concurrently by
 ``ragjudge.judges.runner.run_judges`` (shared pre-check, a raising judge becomes a typed
-result). Each judge's aggregate is ``mean`` with its 95% percentile-bootstrap interval and
-coverage ``n_scored / n_total`` (``ragjudge.stats.aggregate``), exactly as the CLI prints.
+``judge_error`` result naming the exception and the judge's line). Each judge's aggregate is
+``mean`` with its 95% percentile-bootstrap interval and coverage ``n_scored / n_total``
+(``ragjudge.stats.aggregate``), exactly as the CLI prints.
 A judge whose coverage is below the floor (``ragjudge.sweep.stages.judging_failure``; every
 call failing is always below it) raises ``StageFailedError`` naming it.
 """

@@ -15,6 +15,12 @@ crash or a budget stop continues that run, and a changed function never resumes 
 retrieval function is asked once per question at the largest k before the run starts; the
 documents it returns join the test set's corpus, so the answers are generated from exactly
 what it returned.
+
+Your code raising is blamed on it, in one line naming the part, the exception and the file and
+line of your code that raised it: a retriever raises ``ragjudge.errors.UserCodeError`` (the
+exception is its ``__cause__``; a run it stopped is stored as ``failed`` and resumes when the
+same call is made again); a generator's failed answers carry it (when every answer fails,
+``StageFailedError`` quotes the first); a judge's results are ``judge_error``.
 """
 
 from __future__ import annotations

@@ -204,7 +204,10 @@ class WorkerPool:
     ) -> Iterator[tuple[int, Any]]:
         """``(index, result)`` of ``worker.method(shared, *batch)`` for each batch, as each
         finishes. ``before(i)`` runs before batch ``i`` is sent; if it raises, nothing more is
-        sent, the batches in flight are still yielded, then the exception is re-raised."""
+        sent, the batches in flight are still yielded, then the exception is re-raised. A batch
+        that raised a ``RagjudgeError`` on its worker (e.g. ``UserCodeError``, whose message
+        names where the user's code raised) raises it here as it is, one line, not wrapped in
+        Ray's report of the worker's traceback."""
         todo = deque(range(len(batches)))
         slots = deque(a for a in self.actors for _ in range(IN_FLIGHT_PER_WORKER))
         pending: dict[Any, tuple[int, Any]] = {}
@@ -230,6 +233,10 @@ class WorkerPool:
                 result = ray.get(done[0])
             except ray.exceptions.RayActorError as exc:
                 raise WorkerDiedError(f"a Ray worker died and was not restarted: {exc}") from None
+            except ray.exceptions.RayTaskError as exc:
+                if isinstance(exc.cause, RagjudgeError):
+                    raise exc.cause from None
+                raise
             yield i, result
         if stop is not None:
             raise stop

@@ -37,6 +37,9 @@ class Parts:
     judges: dict[str, Judge] = field(default_factory=dict)
     ledger: Any = None
     """The ``Ledger`` the LLM clients of the parts share (its entries go back to the driver)."""
+    custom: frozenset[str] = frozenset()
+    """The roles of the parts the user supplied (``Components.custom``'s keys: ``retriever``,
+    ...): an exception of theirs is blamed on them (``ragjudge.sweep.execute.blaming``)."""
 
 
 def sweep_parts(config: Any) -> Parts:
@@ -47,7 +50,8 @@ def sweep_parts(config: Any) -> Parts:
     comp = build_components(config)
     judges = [conform(j) for j in comp.judges]
     ledger = comp.llm.ledger if comp.llm is not None else None
-    return Parts(comp.retriever, comp.generator, {j.name: j for j in judges}, ledger)
+    judged = {j.name: j for j in judges}
+    return Parts(comp.retriever, comp.generator, judged, ledger, frozenset(comp.custom))
 
 
 def judge_parts(
@@ -146,15 +150,19 @@ class Worker:
         vectors: Mapping[str, Mapping[str, np.ndarray]],
     ) -> tuple[dict[str, Ranking], str | None]:
         """The rankings of ``queries`` at ``k`` and the reranking failure, if any (the index
-        built on the first call, from ``vectors`` for the dense stages)."""
+        built on the first call, from ``vectors`` for the dense stages). A retriever whose code
+        (the user's) raises is a ``UserCodeError`` naming where, as in process."""
+        from ragjudge.sweep.execute import blaming, retriever_part
         from ragjudge.sweep.stages import reranking_failure
 
         parts = await self._ready(shared)
         if not self.indexed:
             seed_vectors(vectors)
-            parts.retriever.index(self.documents)
-            self.indexed = True
-        got = parts.retriever.retrieve(dict(queries), k)
+        with blaming(retriever_part(parts.retriever), theirs="retriever" in parts.custom):
+            if not self.indexed:
+                parts.retriever.index(self.documents)
+                self.indexed = True
+            got = parts.retriever.retrieve(dict(queries), k)
         return got, reranking_failure(parts.retriever)
 
     async def generate(

@@ -3,7 +3,8 @@
 Answers are keyed by ``(case_id, tuple of context ids)``: when two k give the same top-k list
 (k beyond the ranking's length) the answer is generated once and returned for both k (with
 ``k`` set to each); an answer already in ``existing`` (e.g. from a crashed run) is never
-generated again. A generator that raises becomes an ``Answer`` with ``error`` set.
+generated again. A generator that raises becomes an ``Answer`` with ``error`` set: ``generator
+NAME raised Type: message (at file:line in function)`` (``ragjudge.errors.raised_at``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping, Sequence
 
-from ragjudge.errors import DataError
+from ragjudge.errors import DataError, raised_at
 from ragjudge.llm.settings import error_text
 from ragjudge.protocols import Generator
 from ragjudge.schema import Answer, Document, Ranking, TestCase
@@ -70,7 +71,8 @@ async def generate_answers(
                     context_ids=[d.id for d in contexts],
                     contexts=[d.text for d in contexts],
                     generator=generator.name,
-                    error=error_text(exc),
+                    error=f"generator {generator.name} raised {error_text(exc)} "
+                    f"(at {raised_at(exc)})",
                 )
 
     await asyncio.gather(*(run(key, *args) for key, args in todo.items()))

@@ -21,7 +21,9 @@ FLOOR_ENV = "RAGJUDGE_MIN_COVERAGE"
 CALL_FAILURES = frozenset(
     {JudgeStatus.provider_error, JudgeStatus.timeout, JudgeStatus.rate_limited}
 )
-"""Statuses that mean the endpoint could not be used, not that the judge could not decide."""
+"""Statuses that mean the endpoint could not be used, not that the judge could not decide
+(``judge_error``, the judge's own code raising, is a failure of the judge: it counts against its
+coverage like any undecided result, but is not one of these)."""
 
 NO_CALL = frozenset(
     {JudgeStatus.skipped_missing_reference, JudgeStatus.skipped_budget, JudgeStatus.invalid_input}

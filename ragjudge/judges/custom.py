@@ -11,7 +11,7 @@ The function's parameters are filled by name from the item: ``question``, ``answ
 ``needs`` declares what the judge reads (``answer``, ``contexts``, ``reference``): the shared
 pre-check (``ragjudge.judges.base.precheck``) then gives an item missing one of them a typed
 status without calling the function, and a sweep judges identical inputs once. A score outside
-[0, 1] is a ``parse_error`` result; an exception becomes a ``provider_error`` result in the
+[0, 1] is a ``parse_error`` result; an exception becomes a ``judge_error`` result in the
 runner. The decorated object stays callable as the original function, is a ``Judge``, and is
 registered under backend ``custom`` (so ``ragjudge judge --plugin MODULE --backend custom``
 and a sweep config's import path ``module:name`` both find it).

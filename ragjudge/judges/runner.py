@@ -2,10 +2,11 @@
 
 ``run_judges(judges, items)`` schedules every (judge, item) pair at once under one semaphore of
 ``concurrency`` slots and returns, per judge name, the results in item order. A judge that
-raises (a bug in it, not a failed call: those already come back typed) becomes a
-``provider_error`` result carrying the exception's message, so a run never crashes and never
-produces a NaN. Every runner (this one, the sweep's executors, the Ray workers) walks the items
-in ``prepared_slices``, so a judge that batches (``BatchedJudge``) prepares each slice first.
+raises (a bug in its own code, not a failed call: those already come back typed) becomes a
+``judge_error`` result (``crashed``) naming the exception and where the judge's code raised it,
+so a run never crashes, never produces a NaN and never blames the LLM endpoint for it. Every
+runner (this one, the sweep's executors, the Ray workers) walks the items in
+``prepared_slices``, so a judge that batches (``BatchedJudge``) prepares each slice first.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterator, Sequence
 
+from ragjudge.errors import raised_at
 from ragjudge.heap import collector_eased
 from ragjudge.judges.base import conform, precheck, result_backend
 from ragjudge.judges.items import cap_item, record_truncation
@@ -22,15 +24,17 @@ from ragjudge.schema import JudgeInput, JudgeResult, JudgeStatus, SpendEstimate
 
 
 def crashed(judge: Judge, item: JudgeInput, exc: BaseException) -> JudgeResult:
-    """The typed result standing in for a judge that raised."""
+    """The typed result standing in for a judge that raised: status ``judge_error``, the error
+    ``judge raised Type: message (at file:line in function)`` naming the innermost frame of the
+    judge's code (``ragjudge.errors.raised_at``), never a traceback."""
     return JudgeResult(
         judge=judge.name,
         judge_version=str(getattr(judge, "version", "")),
         backend=result_backend(judge),
         item_id=item.id,
         score=None,
-        status=JudgeStatus.provider_error,
-        error=f"judge raised {error_text(exc)}",
+        status=JudgeStatus.judge_error,
+        error=f"judge raised {error_text(exc)} (at {raised_at(exc)})",
     )
 
 

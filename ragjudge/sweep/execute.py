@@ -30,6 +30,8 @@ from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
+from ragjudge.errors import RagjudgeError, UserCodeError, in_user_code, raised_at
+from ragjudge.llm.settings import error_text
 from ragjudge.protocols import BatchedJudge, Judge
 from ragjudge.schema import (
     Answer,
@@ -70,6 +72,38 @@ class _Step(NamedTuple):
 
 FREE_ROWS = 128
 """Free judge rows (results that used no LLM) written in one transaction."""
+
+
+def retriever_part(retriever: object) -> str:
+    """``retriever NAME`` (its ``name``, else its class): how an error blames it."""
+    return f"retriever {getattr(retriever, 'name', None) or type(retriever).__qualname__}"
+
+
+def user_code_error(part: str, exc: BaseException, *, theirs: bool = False) -> UserCodeError | None:
+    """``UserCodeError("PART raised Type: message (at file:line in function)")`` (one line,
+    ``ragjudge.errors.raised_at``) when ``exc`` passed through the user's code
+    (``ragjudge.errors.in_user_code``) or ``theirs`` (the part is one the user supplied, e.g. a
+    LangChain retriever, whose library raised); None for ragjudge's own errors
+    (``RagjudgeError``: e.g. a ``DataError`` about what the part returned) and for an exception
+    of a built-in part that never passed through the user's code (a bug of ragjudge or a
+    library, reported as such)."""
+    if isinstance(exc, RagjudgeError) or not (theirs or in_user_code(exc)):
+        return None
+    return UserCodeError(f"{part} raised {' '.join(error_text(exc).split())} (at {raised_at(exc)})")
+
+
+@contextmanager
+def blaming(part: str, *, theirs: bool = False) -> Iterator[None]:
+    """Run the block; an exception that ``user_code_error(part, exc, theirs=theirs)`` blames on
+    the user's code leaves it as that ``UserCodeError``, caused by the exception; any other
+    exception leaves it unchanged."""
+    try:
+        yield
+    except Exception as exc:
+        err = user_code_error(part, exc, theirs=theirs)
+        if err is None:
+            raise
+        raise err from exc
 
 
 class ResultWriter:
@@ -181,11 +215,15 @@ class InProcessExecutor:
     # ------------------------------------------------------------------ retrieval
 
     def retrieve(self) -> dict[str, Ranking]:
-        """The top-k_max ranking of every case (indexing the corpus first), stored."""
+        """The top-k_max ranking of every case (indexing the corpus first), stored. A retriever
+        whose code (the user's) raises is a ``UserCodeError`` naming it and where it raised
+        (``blaming``)."""
         k_max = self.config.k_max
         self.progress(f"retrieving top {k_max} for {len(self.cases)} queries")
         t0 = time.perf_counter()
-        got, failure = self._rank({c.id: c.question for c in self.cases}, k_max)
+        theirs = "retriever" in self.comp.custom
+        with blaming(retriever_part(self.comp.retriever), theirs=theirs):
+            got, failure = self._rank({c.id: c.question for c in self.cases}, k_max)
         rankings = {
             c.id: got.get(c.id, Ranking(query_id=c.id, docs=[])).top(k_max) for c in self.cases
         }

@@ -12,8 +12,8 @@ The two facts that make a sweep cheap are applied here:
   copy target of the task at its first k (``JudgeTask.also``). A copied row has zero usage, so
   the stored usage sums to what was spent.
 
-A stored result whose status is transient (``RETRYABLE``) or whose answer was generated again
-(``renewed``) counts as missing: a resumed run judges it again.
+A stored result whose status is transient or a judge's own crash (``RETRYABLE``) or whose
+answer was generated again (``renewed``) counts as missing: a resumed run judges it again.
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ RETRYABLE = frozenset(
         JudgeStatus.timeout,
         JudgeStatus.rate_limited,
         JudgeStatus.provider_error,
+        JudgeStatus.judge_error,
         JudgeStatus.skipped_budget,
     }
 )
-"""Statuses of a transient failure: a resumed run judges such an item again."""
+"""Statuses of a transient failure, or of a judge whose own code raised (its fix may keep its
+version): a resumed run judges such an item again."""
 
 AnswerMap = Mapping[tuple[str, int], Answer]
 

@@ -8,8 +8,10 @@ The parts, one job each: ``components`` (what runs), ``data`` (the test set), ``
 and writes through the run store). Every stage skips what the store already holds, so a
 resumed run continues where it stopped and never writes a
 row twice. A budget stop ends the run as ``stopped_budget`` (resumable, e.g. with a larger
-budget); a stage whose every LLM call failed ends it as ``failed`` (``stages``); Ctrl-C ends
-it as ``interrupted`` (resumable).
+budget); a stage whose every LLM call failed ends it as ``failed`` (``stages``), as does a
+retriever of the user's that raises (a ``UserCodeError`` naming it and where its code raised;
+a retrieval function, asked before the run exists, raises it before any run is stored); Ctrl-C
+ends it as ``interrupted`` (resumable).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from functools import partial
 from typing import Any, TypedDict, Unpack
 
 from ragjudge.adapters import with_retrieved
-from ragjudge.errors import ConfigError
+from ragjudge.errors import ConfigError, UserCodeError
 from ragjudge.heap import collector_eased
 from ragjudge.judges.base import conform
 from ragjudge.judges.coverage import coverage_floor
@@ -36,7 +38,13 @@ from ragjudge.sweep.components import Components, GivenParts, build_components
 from ragjudge.sweep.config import SweepConfig
 from ragjudge.sweep.data import check_ks, load_dataset
 from ragjudge.sweep.digest import compute, keep, summarise
-from ragjudge.sweep.execute import Executor, Progress, build_executor
+from ragjudge.sweep.execute import (
+    Executor,
+    Progress,
+    blaming,
+    build_executor,
+    retriever_part,
+)
 from ragjudge.sweep.identity import (
     code_change_note,
     fresh_manifest,
@@ -180,7 +188,8 @@ async def _execute_to_status(
     say: Progress,
 ) -> str:
     """Run the missing stages; ``finished`` or ``stopped_budget`` (a budget stop). A failure
-    stores the run as ``failed`` and re-raises (a failed stage says how to resume); Ctrl-C (a
+    stores the run as ``failed`` and re-raises (a failed stage or a raising part of the user's,
+    ``UserCodeError``, says how to resume); Ctrl-C (a
     ``KeyboardInterrupt``, or the cancellation ``asyncio.run`` turns SIGINT into) stores it as
     ``interrupted``, says how to resume and re-raises."""
     try:
@@ -192,12 +201,12 @@ async def _execute_to_status(
     except BudgetExhausted as exc:
         say(f"budget reached: {exc}; resume with a larger budget to continue")
         return "stopped_budget"
-    except StageFailedError as exc:
+    except (StageFailedError, UserCodeError) as exc:
         store.set_status(run_id, "failed")
-        raise StageFailedError(
+        raise type(exc)(
             f"{exc}; run {run_id} is stored as failed: fix the cause and run the same "
             "command again to resume it"
-        ) from None
+        ) from exc.__cause__
     except (KeyboardInterrupt, asyncio.CancelledError):
         store.set_status(run_id, "interrupted")
         say(
@@ -235,7 +244,9 @@ async def arun_sweep(
     )
     comp = components or build_components(config, GivenParts(max_concurrency=config.concurrency))
     _check_cost_limit(config, comp)
-    testset = with_retrieved(testset or load_dataset(config), comp.retriever, config.k_max)
+    testset = testset or load_dataset(config)
+    with blaming(retriever_part(comp.retriever), theirs=True):  # only a function asks here
+        testset = with_retrieved(testset, comp.retriever, config.k_max)
     check_ks(config, testset)
     definition = run_definition(config, comp)  # the config as given, before the names below
     recipe = config if components is None else None  # what a Ray worker builds its parts from
