@@ -177,12 +177,16 @@ def test_case_explorer_filters_and_moved_most(stored, tmp_path):
         r.scores["faithfulness"] is not None and r.scores["faithfulness"] >= 0.5
         for r in pages.explorer(other.run_id, k=2, judge="faithfulness", lo=0.5).rows
     )
-    failed = pages.explorer(other.run_id, k=2, judge="context_precision", status="failed")
-    assert all(r.statuses["context_precision"] == "failed" for r in failed.rows)
-    page = TestClient(create_app(store), base_url=LOCAL).get(
-        f"/runs/{other.run_id}/cases?k=2&judge=faithfulness&baseline={run_id}"
-    )
+    ok = pages.explorer(other.run_id, k=2, judge="context_precision", status="ok").rows
+    assert ok and all(r.statuses["context_precision"] == "ok" for r in ok)
+    client = TestClient(create_app(store), base_url=LOCAL)
+    page = client.get(f"/runs/{other.run_id}/cases?k=2&judge=faithfulness&baseline={run_id}")
     assert page.text.index("q-tin") < page.text.index("q-copper")
+    # the filter offers every judge status and nothing else: "failed" matched no row at all
+    assert "<option>judge_error</option>" in page.text and "<option>timeout</option>" in page.text
+    assert "<option>failed</option>" not in page.text
+    bad = client.get(f"/runs/{other.run_id}/cases?k=2&status=failed")
+    assert bad.status_code == 400 and "status: 'failed' is none of ok," in bad.text, bad.text
 
 
 def test_a_run_summary_is_kept_when_the_run_ends_and_dropped_by_any_write(stored):

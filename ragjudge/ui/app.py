@@ -43,6 +43,7 @@ from ragjudge.calibrate.labels import stored_label_set
 from ragjudge.calibrate.render import b64, fmt_ci, fmt_value
 from ragjudge.errors import ConfigError, RagjudgeError, StateFileError
 from ragjudge.render import render
+from ragjudge.schema import JudgeStatus
 from ragjudge.store import RunStore, StoredLabel, parse_item_id
 from ragjudge.store.base import RunLockedError, StoreLockedError
 from ragjudge.ui.labels import import_csv, judged_items, labels_csv, queue, unstored
@@ -163,6 +164,20 @@ def _float(values: Mapping[str, str], name: str) -> float | None:
     return value
 
 
+CASE_STATUSES = (*(s.value for s in JudgeStatus), "missing")
+"""What the cases page filters on: a judge status, or ``missing`` (no result at that k)."""
+
+
+def _case_status(values: Mapping[str, str]) -> str:
+    """The ``status`` field: blank (any) or one of ``CASE_STATUSES``, else ``ConfigError``
+    (400) naming the field (an unknown one matched nothing: an empty page that looked like
+    "no such case")."""
+    status = values.get("status", "").strip()
+    if status and status not in CASE_STATUSES:
+        raise ConfigError(f"status: {status!r} is none of {', '.join(CASE_STATUSES)}")
+    return status
+
+
 def _int(values: Mapping[str, str], name: str) -> int | None:
     """The whole number in the field ``name``, held within +-``MAX_INT``; None when absent or
     blank, ``ConfigError`` (400) naming the field when it is no whole number."""
@@ -249,14 +264,14 @@ def create_app(
             run_id,
             k=_int(p, "k"),
             q=p.get("q", ""),
-            status=p.get("status", ""),
+            status=_case_status(p),
             judge=p.get("judge", ""),
             lo=_float(p, "min"),
             hi=_float(p, "max"),
             baseline=pages.resolve(baseline) if baseline else None,
             page=_int(p, "page") or 1,
         )
-        return page(request, "cases.html.j2", e=explorer, p=dict(p))
+        return page(request, "cases.html.j2", e=explorer, p=dict(p), statuses=CASE_STATUSES)
 
     async def case(request: Request) -> Response:
         run_id = pages.resolve(request.path_params["run"])
