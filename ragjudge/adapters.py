@@ -2,7 +2,8 @@
 
 - ``load_object("package.module:attr")``: an import path (as a sweep config names a custom
   retriever, generator or judge) -> the object; the working directory is importable, as for
-  ``python -m``. A bad path is a ``ConfigError`` naming it.
+  ``python -m``. A bad path, or a module whose own code fails as it is imported, is a
+  ``ConfigError`` naming it (and the file and line where that module failed).
 - ``as_retriever(obj)``: a ``Retriever`` is kept; a LangChain retriever (``invoke(question)``
   returning documents) or a callable ``fn(question, k)``, sync or async, returning a ranked
   list of ``(doc_id, text)`` pairs, ``Document``s or LangChain documents, becomes a
@@ -24,7 +25,6 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import importlib
 import inspect
@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ragjudge.errors import ConfigError, DataError
+from ragjudge.errors import ConfigError, DataError, library_roots, raised_at
 from ragjudge.protocols import Generator, Retriever
 from ragjudge.schema import Answer, Document, Ranking, ScoredDoc, TestCase, TestSet
 
@@ -53,6 +53,12 @@ def load_object(path: str) -> Any:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise ConfigError(f"cannot import {module_name!r} (from {path!r}): {exc}") from None
+    except Exception as exc:  # the module's own code failed: say where, as for a bad input
+        at = f"{exc.filename}:{exc.lineno}" if isinstance(exc, SyntaxError) else raised_at(exc)
+        raise ConfigError(
+            f"cannot import {module_name!r} (from {path!r}): {type(exc).__name__} at {at}: "
+            f"{getattr(exc, 'msg', None) or exc}"
+        ) from None
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise ConfigError(f"{path!r}: module {module_name!r} has no {attr!r}")
@@ -96,26 +102,13 @@ def source_version(obj: Any) -> str:
     return digest.hexdigest()[:12]
 
 
-@functools.cache
-def _library_roots() -> tuple[str, ...]:
-    """Folders whose modules are not the user's: the interpreter's, installed packages', and
-    ragjudge's own (a built-in part is versioned by its declared version or its source)."""
-    import site
-    import sysconfig
-
-    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(__file__).parent)}
-    roots.update(sysconfig.get_paths().values())
-    roots.update([*site.getsitepackages(), site.getusersitepackages()])
-    return tuple(str(Path(r).resolve()) for r in roots if r)
-
-
 def _user_file(module: Any) -> Path | None:
     """The source file of ``module`` when it is a user module (not under a library root)."""
     file = getattr(module, "__file__", None)
     if not isinstance(file, str) or not file.endswith(".py"):
         return None
     path = Path(file).resolve()
-    if any(path.is_relative_to(root) for root in _library_roots()):
+    if any(path.is_relative_to(root) for root in library_roots()):
         return None
     return path if path.is_file() else None
 

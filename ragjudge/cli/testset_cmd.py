@@ -16,14 +16,21 @@ if TYPE_CHECKING:
 
 
 def _print_build(build: TestsetBuild, out: Console) -> None:
+    """The filter table: per type, the candidates requested, generated and not made, then
+    where each generated one went, so that generated = each filter's removed + surplus (passed
+    every filter once the type's quota was full) + kept."""
     from rich.table import Table
 
     from ragjudge.testset.mix import QUESTION_TYPES
     from ragjudge.testset.models import FILTERS
 
     r = build.manifest.report
-    table = Table(title="candidates per question type (filters run left to right)")
-    for col in ("type", "requested", "generated", "no candidate", *FILTERS, "kept"):
+    table = Table(
+        title="candidates per question type (filters run left to right)",
+        caption="generated = removed by the filters + surplus (passed them all once the "
+        "type's quota was full) + kept",
+    )
+    for col in ("type", "requested", "generated", "no candidate", *FILTERS, "surplus", "kept"):
         table.add_column(col, justify="left" if col == "type" else "right")
     for t in (*QUESTION_TYPES, "total"):
 
@@ -32,7 +39,13 @@ def _print_build(build: TestsetBuild, out: Console) -> None:
 
         removed = [cell(r.removed.get(f, {})) for f in FILTERS]
         table.add_row(
-            t, cell(r.requested), cell(r.generated), cell(r.failed), *removed, cell(r.kept)
+            t,
+            cell(r.requested),
+            cell(r.generated),
+            cell(r.failed),
+            *removed,
+            cell(r.unused),
+            cell(r.kept),
         )
     out.print(table)
 
@@ -105,7 +118,11 @@ def testset(
         None, "--max-calls", min=0, help="Stop (exit 3) before sending more LLM calls than this."
     ),
     max_cost: float | None = typer.Option(
-        None, "--max-cost", min=0.0, help="Stop (exit 3) before spending more than this many USD."
+        None,
+        "--max-cost",
+        min=0.0,
+        help="Stop (exit 3) before spending more than this many USD (refused for a model "
+        "without a known price).",
     ),
     describe: Path | None = typer.Option(
         None, "--describe", help="Describe this test set folder instead of generating one."

@@ -7,6 +7,7 @@ here the second one raises ``ConfigError`` naming both lines.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,21 @@ def parse_yaml(text: str, source: str = "<yaml>") -> tuple[Any, dict[KeyPath, in
         raise ConfigError(f"{source}{where}: not valid YAML: {problem}") from None
     finally:
         loader.dispose()
+
+
+def expect_mapping(data: Any, source: str, keys: Iterable[str]) -> dict[Any, Any]:
+    """``data`` when it is a mapping; else a ``ConfigError`` naming ``source`` and the ``keys``
+    expected: ``source: the file is empty; expected a mapping with keys ...`` for ``None`` (a
+    file of 0 bytes or only comments), ``source: expected a mapping with keys ..., got a
+    list`` (a string, a number ...) for any other document."""
+    if isinstance(data, dict):
+        return data
+    expected = f"expected a mapping with keys {', '.join(keys)}"
+    if data is None:
+        raise ConfigError(f"{source}: the file is empty; {expected}")
+    kinds = {bool: "true/false", int: "a number", float: "a number", str: "a string"}
+    got = "a list" if isinstance(data, list) else kinds.get(type(data), type(data).__name__)
+    raise ConfigError(f"{source}: {expected}, got {got}")
 
 
 def load_yaml(path: str | Path, what: str = "file") -> tuple[Any, dict[KeyPath, int]]:

@@ -35,6 +35,7 @@ import inspect
 import json
 import re
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,7 +53,7 @@ from pydantic import (
 )
 
 from ragjudge.errors import ConfigError
-from ragjudge.io.yamlfile import KeyPath
+from ragjudge.io.yamlfile import KeyPath, expect_mapping
 from ragjudge.judges.registry import JUDGE_NAMES
 from ragjudge.llm.settings import resolve_concurrency
 from ragjudge.resources import BUNDLED, bundled_dataset
@@ -124,8 +125,8 @@ class RerankerConfig(_Strict):
         """An unknown ``spec`` is the error to report, before any other key of the stage."""
         spec = data.get("spec") if isinstance(data, dict) else None
         if isinstance(spec, str):
-            known = spec in ("late-interaction", "prune", "llm") or spec.startswith(
-                ("cross-encoder:", "llm:")
+            known = spec in ("late-interaction", "prune", "llm") or (
+                spec.startswith(("cross-encoder:", "llm:")) and bool(spec.partition(":")[2])
             )
             if not known:
                 raise ValueError(
@@ -312,6 +313,18 @@ class SweepConfig(_Strict):
         return resolve_concurrency(None, v)
 
     @model_validator(mode="after")
+    def _depths_do_not_increase(self) -> SweepConfig:
+        """Each reranker stage re-orders or cuts what the stage before returned
+        (``RerankerConfig``): a depth above the one before is refused at its key."""
+        for i, (before, stage) in enumerate(pairwise(self.rerankers), start=1):
+            if stage.depth > before.depth:
+                raise ValueError(
+                    f"rerankers.{i}.depth: {stage.depth} is above the depth {before.depth} of "
+                    "the stage before; depths must not increase"
+                )
+        return self
+
+    @model_validator(mode="after")
     def _weights_name_metrics(self) -> SweepConfig:
         """An objective weight must name a judge of this sweep or a retrieval metric: a typo
         (``faithfulnes``) would otherwise weight a metric that is never scored. With a custom
@@ -408,16 +421,44 @@ def _format_validation(
     return f"{source}: {len(out)} problems in the sweep config:\n  " + "\n  ".join(out)
 
 
-def _option_names(target: Any, skip: Sequence[str] = ()) -> set[str] | None:
-    """Keyword names ``target``'s constructor accepts (None: it takes ``**kwargs``)."""
+def _option_defaults(target: Any, skip: Sequence[str] = ()) -> dict[str, Any] | None:
+    """Keyword name -> default (``inspect.Parameter.empty`` when none) of each option
+    ``target``'s constructor accepts (None: it takes ``**kwargs``)."""
     params = inspect.signature(target).parameters.values()
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
-    return {p.name for p in params if p.name not in skip}
+    return {p.name: p.default for p in params if p.name not in skip}
 
 
-def _component_options(config: SweepConfig) -> list[tuple[KeyPath, dict[str, Any], Any]]:
-    """(where, options, constructor) of each built-in component's options in ``config``."""
+def _value_problem(value: Any, default: Any) -> str | None:
+    """What ``value`` should have been when it is not of the kind of an option's ``default``
+    (a number for a number, a whole number for one, true/false, text, a list of numbers for
+    a tuple of them), else None: a file cannot give any other kind to a built-in option
+    whose default is one of these (``k1: abc`` would fail in the middle of the run)."""
+
+    def number(x: Any) -> bool:
+        return isinstance(x, int | float) and not isinstance(x, bool)
+
+    if isinstance(default, bool):
+        return None if isinstance(value, bool) else "true or false"
+    if isinstance(default, int):
+        return None if isinstance(value, int) and not isinstance(value, bool) else "a whole number"
+    if isinstance(default, float):
+        return None if number(value) else "a number"
+    if isinstance(default, str):
+        return None if isinstance(value, str) else "text"
+    if isinstance(default, tuple) and all(number(x) for x in default):
+        ok = isinstance(value, list) and all(number(x) for x in value)
+        return None if ok else "a list of numbers"
+    return None
+
+
+def _component_options(
+    config: SweepConfig, source: str, lines: Mapping[KeyPath, int] | None
+) -> list[tuple[KeyPath, dict[str, Any], Any]]:
+    """(where, options, constructor) of each built-in component's options in ``config``; a
+    hybrid retriever's ``bm25`` / ``dense`` part that is not a mapping is a ``ConfigError``
+    at its line."""
     from ragjudge.generate import ChatGenerator, ExtractiveGenerator
     from ragjudge.retrieval.bm25 import BM25Retriever
     from ragjudge.retrieval.dense import DenseRetriever
@@ -436,6 +477,12 @@ def _component_options(config: SweepConfig) -> list[tuple[KeyPath, dict[str, Any
             sub = opts.pop(part, None)
             if isinstance(sub, dict):
                 found.append(((*where, part), sub, cls))
+            elif sub is not None:
+                raise ConfigError(
+                    f"{_at(source, lines, (*where, part))}: {'.'.join(map(str, (*where, part)))}: "
+                    f"expected a mapping of {cls.__name__} options, got "
+                    f"{json.dumps(sub, default=str)}"
+                )
         opts.pop("encoder", None)
         found.append((where, opts, HybridRetriever))
     gen = {"extractive": ExtractiveGenerator, "chat": ChatGenerator}.get(config.generator.kind)
@@ -444,53 +491,97 @@ def _component_options(config: SweepConfig) -> list[tuple[KeyPath, dict[str, Any
     return found
 
 
+def _at(source: str, lines: Mapping[KeyPath, int] | None, *keys: KeyPath) -> str:
+    """``source:line`` of the first of ``keys`` that ``lines`` holds (``source`` alone when
+    none)."""
+    line = next((lines[k] for k in keys if lines and k in lines), None)
+    return f"{source}:{line}" if line else source
+
+
 def check_options(
     config: SweepConfig, source: str = "config", lines: Mapping[KeyPath, int] | None = None
 ) -> None:
     """Refuse an option the component would not accept (a typo in ``retriever.options`` or
-    ``generator.options`` would otherwise fail only when the run starts), naming the key.
-    Objects (``client``, ``dense``/``sparse`` retrievers) cannot come from a file."""
-    for where, options, target in _component_options(config):
-        allowed = _option_names(target, skip=("self", "client", "dense", "sparse"))
+    ``generator.options`` would otherwise fail only when the run starts), or a value not of
+    the kind of its default (``_value_problem``), naming the key at its line; then the values
+    the cheap components refuse (``_check_values``). Objects (``client``, ``dense``/``sparse``
+    retrievers) cannot come from a file."""
+    for where, options, target in _component_options(config, source, lines):
+        allowed = _option_defaults(target, skip=("self", "client", "dense", "sparse"))
         if allowed is None:
             continue
-        for name in options:
+        for name, value in options.items():
+            path = (*where, name)
+            dotted = ".".join(map(str, path))
             if name not in allowed:
-                path = (*where, name)
-                line = (lines or {}).get(path)
                 close = difflib.get_close_matches(name, sorted(allowed), n=1)
                 hint = f"did you mean {close[0]!r}? " if close else ""
                 raise ConfigError(
-                    f"{source}{f':{line}' if line else ''}: unknown key "
-                    f"{'.'.join(map(str, path))!r} for {target.__name__}; {hint}"
-                    f"known: {', '.join(sorted(allowed)) or '(none)'}"
+                    f"{_at(source, lines, path)}: unknown key {dotted!r} for "
+                    f"{target.__name__}; {hint}known: {', '.join(sorted(allowed)) or '(none)'}"
                 )
-    _check_generator_values(config, source, lines)
+            want = _value_problem(value, allowed[name])
+            if want is not None:
+                raise ConfigError(
+                    f"{_at(source, lines, path)}: {dotted}: expected {want} (default "
+                    f"{json.dumps(allowed[name])}), got {json.dumps(value, default=str)}"
+                )
+    _check_values(config, source, lines)
 
 
-def _check_generator_values(
-    config: SweepConfig, source: str, lines: Mapping[KeyPath, int] | None
-) -> None:
-    """Build the built-in generator from the file's options (cheap: no model is loaded before
-    the first answer) so that a value it refuses (``max_sentences: 0``) is an error at the
-    option's line, ``file:line: generator.options.max_sentences: ...``."""
+def _check_values(config: SweepConfig, source: str, lines: Mapping[KeyPath, int] | None) -> None:
+    """Build the cheap built-in components from the file's options so that a value one
+    refuses (``k1: -1``, ``fusion: rff``, ``max_sentences: 0``) is an error at the option's
+    line, ``file:line: retriever.options.k1: ...``. Cheap: a generator loads no model before
+    its first answer, BM25 indexes nothing yet; a hybrid's options are checked over two BM25
+    stand-ins, as its dense part would load an encoder: its ``encoder``, when named, must be
+    one of ``ENCODERS``."""
     from ragjudge.generate import GENERATORS, build_generator
+    from ragjudge.retrieval.bm25 import BM25Retriever
+    from ragjudge.retrieval.dense import ENCODERS
+    from ragjudge.retrieval.hybrid import HybridRetriever
 
-    kind, options = config.generator.kind, dict(config.generator.options)
-    if kind not in GENERATORS or not options:
-        return
-    try:
-        build_generator(kind, **options)
-    except ConfigError as exc:
-        msg = str(exc)
-        name = next((n for n in options if re.search(rf"\b{re.escape(n)}\b", msg)), None)
-        key: KeyPath = ("generator", "options", name) if name else ("generator", "options")
-        line = (lines or {}).get(key) or (lines or {}).get(("generator", "options"))
-        if name:
-            msg = re.sub(rf"^generator {re.escape(name)} ", "", msg)
-        raise ConfigError(
-            f"{source}{f':{line}' if line else ''}: {'.'.join(map(str, key))}: {msg}"
-        ) from None
+    where: KeyPath = ("retriever", "options")
+    opts = dict(config.retriever.options)
+    dense: dict[str, list[tuple[KeyPath, dict[str, Any]]]] = {
+        "dense": [((), opts)],
+        "hybrid": [((), opts), (("dense",), opts.get("dense") or {})],
+    }
+    for sub, part in dense.get(config.retriever.kind, []):
+        encoder = part.get("encoder")
+        if isinstance(encoder, str) and encoder not in ENCODERS:
+            key: KeyPath = (*where, *sub, "encoder")
+            raise ConfigError(
+                f"{_at(source, lines, key)}: {'.'.join(map(str, key))}: unknown encoder "
+                f"{encoder!r}; known: {', '.join(ENCODERS)}"
+            )
+    builds: list[tuple[KeyPath, dict[str, Any], Any]] = []
+    if config.retriever.kind == "bm25":
+        builds.append((where, opts, lambda: BM25Retriever(**opts)))
+    elif config.retriever.kind == "hybrid":
+        bm25 = dict(opts.pop("bm25", None) or {})
+        fused = {k: v for k, v in opts.items() if k not in ("dense", "encoder")}
+        builds.append(((*where, "bm25"), bm25, lambda: BM25Retriever(**bm25)))
+        builds.append(
+            (where, fused, lambda: HybridRetriever(BM25Retriever(), BM25Retriever(), **fused))
+        )
+    kind, gen_opts = config.generator.kind, dict(config.generator.options)
+    if kind in GENERATORS and gen_opts:
+        builds.append(
+            (("generator", "options"), gen_opts, lambda: build_generator(kind, **gen_opts))
+        )
+    for at, options, build in builds:
+        try:
+            build()
+        except ConfigError as exc:
+            msg = str(exc)
+            name = next((n for n in options if re.search(rf"\b{re.escape(n)}\b", msg)), None)
+            key = (*at, name) if name else at
+            if name:
+                msg = re.sub(rf"^generator {re.escape(name)} ", "", msg)
+            raise ConfigError(
+                f"{_at(source, lines, key, at)}: {'.'.join(map(str, key))}: {msg}"
+            ) from None
 
 
 def check_judge_names(
@@ -550,10 +641,7 @@ def parse_config(
 ) -> SweepConfig:
     """Validate a config mapping; relative dataset paths resolve against ``base_dir``.
     ``lines`` (from ``ragjudge.io.yamlfile``) lets errors name ``source:line``."""
-    if not isinstance(data, dict):
-        raise ConfigError(
-            f"{source}: a sweep config is a mapping of keys, got {type(data).__name__}"
-        )
+    data = expect_mapping(data, source, SweepConfig.model_fields)
     try:
         config = SweepConfig.model_validate(data)
     except ValidationError as exc:
@@ -594,13 +682,56 @@ def stored_config(manifest: RunManifest) -> SweepConfig:
     return parse_config(full, source=f"run {manifest.run_id} (its stored configuration)")
 
 
+def check_dataset_path(config: SweepConfig) -> None:
+    """Refuse a ``dataset.path`` that names nothing to read (a ``beir`` folder that is no
+    folder, a ``squad`` file that is no file) at the key's line (``SweepConfig.where``); what
+    the folder or file holds is checked when it is read, at its own file and line."""
+    ds = config.dataset
+    p = Path(ds.path)
+    want = "folder" if ds.format == "beir" else "file"
+    if p.is_dir() if want == "folder" else p.is_file():
+        return
+    if p.exists():
+        why = f"{p} is not a {want} (format {ds.format} reads a {want})"
+    else:
+        why = f"{want} not found: {p}"
+    raise ConfigError(f"{config.where('dataset', 'path')}{why}")
+
+
+def check_import_paths(config: SweepConfig) -> None:
+    """Import each ``package.module:object`` the config names (``retriever.kind``,
+    ``generator.kind``, ``judges.names``; ``ragjudge.adapters.load_object``) and adapt a
+    retriever's or generator's (``as_retriever``, ``as_generator``), so that a module or
+    object that is not there, or one that is no retriever or generator, is an error at the
+    key's line (``SweepConfig.where``) before anything is built."""
+    from ragjudge.adapters import as_generator, as_retriever, is_import_path, load_object
+
+    named: list[tuple[KeyPath, str, Any]] = [
+        (("retriever", "kind"), config.retriever.kind, as_retriever),
+        (("generator", "kind"), config.generator.kind, as_generator),
+        *((("judges", "names", i), n, None) for i, n in enumerate(config.judges.names)),
+    ]
+    for key, value, adapt in named:
+        if not is_import_path(value):
+            continue
+        try:
+            obj = load_object(value)
+            if adapt is not None:
+                adapt(obj)
+        except ConfigError as exc:
+            raise ConfigError(f"{config.where(*key)}{exc}") from None
+
+
 def load_config(path: str | Path) -> SweepConfig:
-    """Read and validate a sweep YAML file (duplicate keys refused, errors at file:line)."""
+    """Read and validate a sweep YAML file (duplicate keys refused, errors at file:line): an
+    empty file, the data set path and the import paths it names are checked too."""
     from ragjudge.io.yamlfile import load_yaml
 
     p = Path(path)
     data, lines = load_yaml(p, "sweep config")
     config = parse_config(data, base_dir=p.resolve().parent, source=str(p), lines=lines)
+    check_dataset_path(config)
     check_judge_names(config, str(p), lines)
     check_judge_options(config, str(p), lines)
+    check_import_paths(config)
     return config

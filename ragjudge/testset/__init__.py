@@ -40,9 +40,11 @@ def build_testset(
 ) -> TestsetBuild:
     """Generate up to ``n`` questions from ``corpus`` (a file, a folder of text files or a
     BEIR folder) and write them to ``out`` when given. ``mix``: type -> weight, or a YAML file
-    of it. A ``ConfigError`` / ``DataError`` names what is wrong with the input; with the LLM
-    backend one pre-flight call first (``ragjudge.llm.preflight``: a ``ConfigError`` for a dead
-    or misconfigured endpoint) and ``StageFailedError`` when the writer or a judge ends below
+    of it. A ``ConfigError`` / ``DataError`` names what is wrong with the input, before any
+    call (with the LLM backend, ``max_cost_usd`` for a model without a known price is one, as
+    in ``sweep``: its calls would count as free); with the LLM backend one pre-flight call
+    first (``ragjudge.llm.preflight``: a ``ConfigError`` for a dead or misconfigured
+    endpoint) and ``StageFailedError`` when the writer or a judge ends below
     the coverage floor (``build`` module docstring)."""
     from ragjudge.errors import ConfigError
     from ragjudge.llm.settings import LLMSettings
@@ -78,6 +80,12 @@ def build_testset(
 
         llm = client or LLMClient.from_env()
         llm.settings.key_value()  # a remote endpoint without a key fails here, before any work
+        if max_cost_usd is not None and llm.ledger.prices.price(llm.model) is None:
+            raise ConfigError(
+                f"--max-cost: no price is known for model {llm.model!r}, so its calls would "
+                "count as free and the limit would never stop the build; set --max-calls, or "
+                "give the LLM client a PriceTable with its price (docs/llm.md)"
+            )
         from ragjudge.judges.registry import create_judge
 
         writer = LLMWriter(llm, model=llm.model)

@@ -14,10 +14,14 @@ each type gets ``floor(n * w / W)``, and the questions left over go to the large
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ragjudge.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ragjudge.io.yamlfile import KeyPath
 
 QuestionType = Literal["factoid", "why_how", "list", "multi_passage", "comparison", "unanswerable"]
 QUESTION_TYPES: tuple[str, ...] = get_args(QuestionType)
@@ -36,19 +40,25 @@ MULTI_SOURCE = frozenset({"multi_passage", "comparison"})
 """Types whose question joins facts from two passages."""
 
 
-def check_mix(mix: dict[str, float], source: str = "mix") -> dict[str, float]:
+def check_mix(
+    mix: dict[str, float], source: str = "mix", lines: Mapping[KeyPath, int] | None = None
+) -> dict[str, float]:
     """``mix`` with every type present (0 when absent); an unknown type, a negative or
-    non-numeric weight, or all weights 0 is a ``ConfigError`` naming the key."""
+    non-numeric weight, or all weights 0 is a ``ConfigError`` naming the key, at its line
+    (``source:line: ...``) when ``lines`` (``ragjudge.io.yamlfile``) has it."""
     out = dict.fromkeys(QUESTION_TYPES, 0.0)
     for key, weight in mix.items():
+        line = (lines or {}).get((str(key),))
+        where = f"{source}:{line}" if line else source
         if key not in out:
             raise ConfigError(
-                f"{source}: unknown question type {key!r}; known types: {', '.join(QUESTION_TYPES)}"
+                f"{where}: unknown question type {str(key)!r}; "
+                f"known types: {', '.join(QUESTION_TYPES)}"
             )
         number = isinstance(weight, int | float) and not isinstance(weight, bool)
         if not number or not math.isfinite(weight) or weight < 0:
             raise ConfigError(
-                f"{source}: weight of {key!r} must be a finite number >= 0, got {weight!r}"
+                f"{where}: weight of {key!r} must be a finite number >= 0, got {weight!r}"
             )
         out[key] = float(weight)
     if sum(out.values()) <= 0:
@@ -57,18 +67,13 @@ def check_mix(mix: dict[str, float], source: str = "mix") -> dict[str, float]:
 
 
 def load_mix(path: str | Path) -> dict[str, float]:
-    """A mix file (see the module docstring); errors name the file and line."""
-    from ragjudge.io.yamlfile import load_yaml
+    """A mix file (see the module docstring); errors name the file and the key's line, an
+    empty file says so."""
+    from ragjudge.io.yamlfile import expect_mapping, load_yaml
 
-    data, lines = load_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: a mix is a mapping of question type to weight")
-    for key in data:
-        if key not in QUESTION_TYPES:
-            line = lines.get((str(key),))
-            where = f"{path}:{line}" if line else str(path)
-            check_mix({str(key): 0.0}, where)
-    return check_mix({str(k): v for k, v in data.items()}, str(path))
+    data, lines = load_yaml(path, "mix file")
+    data = expect_mapping(data, str(path), QUESTION_TYPES)
+    return check_mix(data, str(path), lines)
 
 
 def quotas(mix: dict[str, float], n: int) -> dict[str, int]:
