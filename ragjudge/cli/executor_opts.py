@@ -21,7 +21,7 @@ EXECUTOR = typer.Option(
 ADDRESS = typer.Option(
     None,
     "--ray-address",
-    help="Ray cluster to join: auto | ray://HOST:10001 (default: a local Ray on this machine).",
+    help="Ray cluster to join: auto | HOST:6379 | ray://HOST:10001 (default: a new local Ray).",
 )
 WORKERS = typer.Option(None, "--workers", min=1, help="Ray worker actors (default 2).")
 VERBOSE = typer.Option(

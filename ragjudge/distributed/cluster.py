@@ -1,7 +1,8 @@
 """Joining a Ray cluster, the pool of worker actors, and the actors every worker shares.
 
 ``connect(address, num_workers)``: join ``address`` (``auto``: the running cluster;
-``ray://HOST:10001``: Ray Client), or start a local Ray on this machine when it is None. A
+``HOST:PORT``: a head node; ``ray://HOST:10001``: Ray Client), or start a new local Ray on this
+machine when it is None. A
 process that already called ``ray.init`` keeps its session.
 
 ``WorkerPool`` runs batches on ``num_workers`` worker actors (``workers.Worker``, one CPU each),
@@ -29,7 +30,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, cast  # cast: mypy sees a @ray.remote class as the plain class
 
 from ragjudge.distributed import require_ray
-from ragjudge.errors import RagjudgeError
+from ragjudge.errors import ConfigError, RagjudgeError
 from ragjudge.llm.cache import CachedCall
 from ragjudge.llm.limiter import PacedGate, wait_for_slot
 from ragjudge.llm.opencache import cache_location, open_cache
@@ -46,20 +47,90 @@ class WorkerDiedError(RagjudgeError):
     """A worker actor died and Ray could not restart it; the message names the cause."""
 
 
+REACH_TIMEOUT = 5.0
+"""Seconds to wait for a TCP connection to a cluster's address before calling it unreachable
+(``ray.init`` itself waits minutes for a port that does not answer)."""
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    """(host, port) of ``HOST:PORT`` or ``ray://HOST:PORT`` (``[::1]:PORT`` too), else None."""
+    rest = address.removeprefix("ray://")
+    host, sep, port = rest.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536 or "/" in host:
+        return None
+    return host, int(port)
+
+
+def _reach(address: str) -> None:
+    """A ``ConfigError`` naming ``address`` when it is not ``auto``, ``local``, ``HOST:PORT``
+    or ``ray://HOST:PORT``, or when nothing accepts a TCP connection at its host and port
+    within ``REACH_TIMEOUT`` seconds."""
+    import socket
+
+    if address in ("auto", "local"):
+        return
+    where = _host_port(address)
+    if where is None:
+        raise ConfigError(
+            f"Ray address {address!r}: expected auto, HOST:PORT (the head node's GCS port, "
+            "6379 by default) or ray://HOST:PORT (Ray Client, 10001 by default)"
+        )
+    try:
+        socket.create_connection(where, timeout=REACH_TIMEOUT).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"Ray address {address!r}: nothing answers at {where[0]}:{where[1]} "
+            f"({exc.strerror or type(exc).__name__}): is the head node running "
+            "(`ray start --head`) and is this its port?"
+        ) from None
+
+
+def _join_failure(address: str | None, exc: Exception) -> ConfigError:
+    """The one line a failed ``ray.init(address)`` is turned into."""
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if address == "auto" and isinstance(exc, ConnectionError):
+        return ConfigError(
+            "Ray address 'auto': no running Ray cluster on this machine; start one "
+            "(`ray start --head`) or give no address to start a local Ray for this run"
+        )
+    if "ray[client]" in first:
+        return ConfigError(
+            f"Ray address {address!r}: Ray Client (ray://) needs grpcio, which the ray extra "
+            "installs: pip install 'ragjudge[ray]'"
+        )
+    if address is not None and address.startswith("ray://") and "timeout" in first.lower():
+        return ConfigError(
+            f"Ray address {address!r}: the Ray Client server did not accept the connection "
+            f"({first}); a cluster started by `ray start` asks for its token: set "
+            "RAY_AUTH_MODE=token here (the token is read from ~/.ray/auth_token or "
+            "RAY_AUTH_TOKEN)"
+        )
+    return ConfigError(f"cannot join the Ray cluster at {address!r}: {type(exc).__name__}: {first}")
+
+
 def connect(address: str | None, num_workers: int) -> None:
     """Join the cluster at ``address``, or start a local Ray with at least ``num_workers``
-    CPUs when it is None; no dashboard. Ray's own messages (its Python warnings and its
-    workers' log lines) are shown only when the ``ragjudge`` logger is at INFO (``--verbose``):
-    ragjudge says itself what a user needs to know."""
+    CPUs when it is None (a new one, even when a cluster started by ``ray start`` runs on this
+    machine: ``ray.init`` would join that one); no dashboard. Ray's own messages (its Python
+    warnings and its workers' log lines) are shown only when the ``ragjudge`` logger is at INFO
+    (``--verbose``): ragjudge says itself what a user needs to know. An address that is
+    malformed, that nothing answers at (``_reach``), or that ``ray.init`` fails to join is one
+    ``ConfigError`` line naming it (``_join_failure``)."""
     if ray.is_initialized():
         return
     verbose = logging.getLogger("ragjudge").isEnabledFor(logging.INFO)
     level = logging.INFO if verbose else logging.ERROR
     logging.getLogger("ray").setLevel(level)
     options: dict[str, Any] = {"logging_level": level, "log_to_driver": verbose}
-    if address is None:
+    if address is None:  # "local": ray.init(None) would join a cluster found on this machine
         options |= {"num_cpus": max(os.cpu_count() or 1, num_workers), "include_dashboard": False}
-    ray.init(address=address, **options)
+    else:
+        _reach(address)
+    try:
+        ray.init(address=address or "local", **options)
+    except Exception as exc:
+        raise _join_failure(address, exc) from None
 
 
 @ray.remote(num_cpus=0)

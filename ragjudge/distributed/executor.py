@@ -53,6 +53,12 @@ class RayExecutor(InProcessExecutor):
             )
         return cls(*args, recipe=recipe, **kwargs)
 
+    @classmethod
+    def prepare(cls, config: SweepConfig) -> None:
+        """Join the cluster (``cluster.connect``) before the run is stored: an address that
+        fails leaves no empty run behind."""
+        connect(config.executor.address, config.executor.num_workers)
+
     def __init__(self, *args: Any, recipe: SweepConfig, **kwargs: Any) -> None:
         """``InProcessExecutor``'s arguments, and the config the workers build from."""
         super().__init__(*args, **kwargs)

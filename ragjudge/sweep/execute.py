@@ -479,6 +479,15 @@ class InProcessExecutor:
             yield lambda: bar.advance(task)
 
 
+def prepare_executor(config: SweepConfig) -> None:
+    """Call the ``prepare(config)`` classmethod of the executor ``config.executor.kind`` names,
+    when it has one, before the run is stored: what can fail before any work (the Ray one
+    joins its cluster) fails with no run left behind."""
+    prepare = getattr(executor_class(config.executor.kind), "prepare", None)
+    if prepare is not None:
+        prepare(config)
+
+
 def build_executor(
     config: SweepConfig,
     testset: TestSet,

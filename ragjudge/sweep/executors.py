@@ -1,6 +1,7 @@
 """The registry of sweep executors: ``kind`` (the config's ``executor.kind``) -> the import path
 of a class meeting ``ragjudge.sweep.execute.Executor`` with a ``build`` classmethod taking
-``build_executor``'s arguments.
+``build_executor``'s arguments, and optionally a ``prepare(config)`` classmethod, called before
+the run is stored (``prepare_executor``).
 
 The sweep asks this registry, never a list of kinds, so it imports no executor it does not
 use (the Ray one loads Ray) and an executor of one's own is one ``register_executor`` call.

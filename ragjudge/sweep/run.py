@@ -43,6 +43,7 @@ from ragjudge.sweep.execute import (
     Progress,
     blaming,
     build_executor,
+    prepare_executor,
     retriever_part,
 )
 from ragjudge.sweep.identity import (
@@ -252,6 +253,7 @@ async def arun_sweep(
     recipe = config if components is None else None  # what a Ray worker builds its parts from
     given = list(config.judges.names)
     config = _judges_that_run(config, comp)
+    prepare_executor(config)  # e.g. join the Ray cluster: a failure leaves no run behind
     fresh = fresh_manifest(definition, config, comp, testset, tags, given)
     note = code_change_note(store, fresh) if resume is None and not new else None
     manifest, resumed = select_run(store, fresh, resume=resume, new=new)
