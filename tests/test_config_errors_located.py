@@ -13,19 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from ragjudge.cli import main
 from ragjudge.resources import demo_dir
 from ragjudge.testing.server import FakeLLMServer
 from ragjudge.testset.models import FILTERS
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    """Exit code and output (stdout + stderr) of ``ragjudge ARGV``."""
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    cap = capsys.readouterr()
-    code = exc.value.code
-    return (code if isinstance(code, int) else 0), cap.out + cap.err
+from tests.test_exit_codes import run_cli as run
 
 
 def refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:

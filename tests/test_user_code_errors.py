@@ -223,6 +223,14 @@ def test_cli_a_raising_retrieval_function_is_one_line_naming_it(
     assert err == f"error: {expected}", err
 
 
+def failed_run_line(where: str, run_id: str) -> str:
+    """The error line of a sweep whose retriever ``searcher`` raised at ``where``."""
+    return (
+        f"error: retriever searcher raised ValueError: boom in search (at {where}); run {run_id} "
+        "is stored as failed: fix the cause and run the same command again to resume it"
+    )
+
+
 def test_cli_a_raising_retriever_object_fails_the_run_which_resumes_once_fixed(
     parts: Parts, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -231,10 +239,7 @@ def test_cli_a_raising_retriever_object_fails_the_run_which_resumes_once_fixed(
     where = parts.where("SEARCH_LINE", "retrieve")
     run_id = only_run("failed")
     assert code == 2
-    assert err.endswith(
-        f"error: retriever searcher raised ValueError: boom in search (at {where}); run {run_id} "
-        "is stored as failed: fix the cause and run the same command again to resume it"
-    ), err
+    assert err.endswith(failed_run_line(where, run_id)), err
     monkeypatch.setenv("PARTS_BROKEN", "")
     code, err = sweep_cli(parts, capsys, retriever="searcher")
     assert code == 0 and f"resuming run {run_id}" in err, err
@@ -309,7 +314,4 @@ def test_cli_a_raising_retriever_on_ray_is_the_same_one_line(
     where = parts.where("SEARCH_LINE", "retrieve")
     run_id = only_run("failed")
     assert code == 2
-    assert err.endswith(
-        f"error: retriever searcher raised ValueError: boom in search (at {where}); run {run_id} "
-        "is stored as failed: fix the cause and run the same command again to resume it"
-    ), err
+    assert err.endswith(failed_run_line(where, run_id)), err
