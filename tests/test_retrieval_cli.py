@@ -102,3 +102,29 @@ def test_bad_options_are_one_clear_error(tmp_path: Path) -> None:
         env=env,
     )
     assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_three_files_and_a_folder_read_the_same_qrels_alike(tmp_path: Path) -> None:
+    """A qrels naming a document the corpus lacks (d9) and a query the queries lack (qX):
+    read from a BEIR folder they were dropped with warnings (recall@1 = 1), from three files
+    d9 stayed a relevant document no retriever can return (recall@1 = 0.75, no warning)."""
+    corpus, queries, qrels = _collection(tmp_path)
+    qrels.write_text(QRELS + "q1\td9\t1\nqX\td2\t1\n")
+    metrics = []
+    for args in (
+        ["--corpus", str(tmp_path)],
+        ["--corpus", str(corpus), "--queries", str(queries), "--qrels", str(qrels)],
+    ):
+        out = tmp_path / "m.json"
+        res = CliRunner().invoke(
+            app, ["retrieval", *args, "--retriever", "bm25", "--k", "1,5", "--json", str(out)]
+        )
+        assert res.exit_code == 0, res.output
+        flat = " ".join(res.output.split())
+        assert "1 qrels documents are not in corpus.jsonl" in flat and "'d9'" in flat, flat
+        assert "1 qrels queries are not in queries.jsonl" in flat and "'qX'" in flat, flat
+        assert "1 queries have no judgments" in flat and "'q4'" in flat, flat
+        data = json.loads(out.read_text())
+        assert data["n_queries"] == 3
+        metrics.append(data["metrics"])
+    assert metrics[0] == metrics[1]

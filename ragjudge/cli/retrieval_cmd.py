@@ -25,8 +25,11 @@ from ragjudge.schema import Document, Qrels
 def load_collection(
     corpus: Path, queries: Path | None, qrels: Path | None, split: str
 ) -> tuple[list[Document], dict[str, str], Qrels]:
-    """Documents, judged queries and qrels from a BEIR folder or three files."""
+    """Documents, judged queries and qrels from a BEIR folder or three files, read alike
+    (``ragjudge.io.beir.attach_qrels``: judgments of unknown queries or documents dropped, and
+    unjudged queries, each with a counted warning)."""
     from ragjudge.io import load_beir, load_cases, load_documents, read_trec_qrels
+    from ragjudge.io.beir import attach_qrels
 
     if corpus.is_dir() and queries is None and qrels is None:
         ts = load_beir(corpus, split)
@@ -38,13 +41,21 @@ def load_collection(
     if queries is None or qrels is None:
         raise ConfigError("give --queries and --qrels with a corpus file (or a BEIR folder alone)")
     qrels_path = qrels / "qrels" / f"{split}.tsv" if qrels.is_dir() else qrels
-    docs = load_documents(corpus / "corpus.jsonl" if corpus.is_dir() else corpus, skip_empty=True)
-    cases = load_cases(queries, relevant_field=None)
-    judged = read_trec_qrels(qrels_path)
-    qs = {c.id: c.question for c in cases if judged.get(c.id)}
-    if not qs:
+    corpus_path = corpus / "corpus.jsonl" if corpus.is_dir() else corpus
+    docs = load_documents(corpus_path, skip_empty=True)
+    cases = attach_qrels(
+        docs,
+        load_cases(queries, relevant_field=None),
+        read_trec_qrels(qrels_path),
+        qrels_path=qrels_path,
+        queries_path=queries,
+        corpus_path=corpus_path,
+        split=split,
+        keep_unjudged=False,
+    )
+    if not cases:
         raise ConfigError(f"no query of {queries} has judgments in {qrels_path}")
-    return docs, qs, {q: judged[q] for q in qs}
+    return docs, {c.id: c.question for c in cases}, {c.id: dict(c.relevant) for c in cases}
 
 
 def _retriever(kind: str, encoder: str, fusion: str) -> Any:
