@@ -86,3 +86,22 @@ def test_a_sweep_without_out_writes_nothing_into_the_working_directory(tmp_path)
     res = run("sweep", "--config", str(cfg), "--new", "--out", str(out), cwd=work)
     assert res.returncode == 0, res.stderr
     assert (out / "summary.html").is_file() and sorted(os.listdir(work)) == []
+
+
+def test_resume_and_new_together_are_refused(tmp_path):
+    """``--resume RUN --new`` resumed the run and ignored ``--new`` without a word."""
+    from ragjudge.resources import demo_dir
+    from ragjudge.store import open_store
+
+    cfg = tmp_path / "sweep.yaml"
+    cfg.write_text(
+        f"dataset: {{path: {demo_dir()}, split: test, limit: 2}}\nretriever: {{kind: bm25}}\n"
+        "judges: {names: [context_precision], backend: offline}\nks: [1]\n"
+    )
+    first = run("sweep", "--config", str(cfg), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    res = run("sweep", "--config", str(cfg), "--resume", "latest", "--new", cwd=tmp_path)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert "--resume and --new contradict each other" in lines[0]
+    assert len(open_store().list_runs()) == 1

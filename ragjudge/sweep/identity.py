@@ -100,8 +100,14 @@ def select_run(
 
     ``resume`` names a run explicitly; otherwise the newest unfinished run with the same
     identity is resumed (so running the same command again continues a crashed run), unless
-    ``new`` is set.
+    ``new`` is set. Both ``resume`` and ``new`` is a ``ConfigError`` (one continues a run,
+    the other starts another: ``new`` was ignored).
     """
+    if resume is not None and new:
+        raise ConfigError(
+            "--resume and --new contradict each other: --resume continues a stored run, --new "
+            "starts another; give one"
+        )
     if resume is not None:
         old = store.manifest(store.resolve(resume))
         check_resumable(old, fresh)
