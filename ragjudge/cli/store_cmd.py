@@ -24,16 +24,23 @@ def store_copy(
     target: str = typer.Option(..., "--to", help="Store to copy into (file path or URL)."),
 ) -> None:
     """Copy every run (manifest, rows, ledger, tags, labels) from one store into another, e.g. a
-    laptop's SQLite into the team's PostgreSQL. Idempotent: copying again changes nothing."""
+    laptop's SQLite into the team's PostgreSQL. A merge that never loses what the target holds:
+    a run both hold keeps the status and rows of the one further along (finished beats every
+    other status; alike, the target's stay) and gains the rows it lacks; tags are the union, the
+    target's value kept on a conflict. Prints the counts, then one line per status or tag the
+    target kept over the source's (or took from it). Copying again changes nothing."""
     from ragjudge.store import open_store
     from ragjudge.store.maintain import copy_store
 
     with open_store(source, must_exist=True) as src, open_store(target) as dst:
         done = copy_store(src, dst)
         print(
-            f"copied {_count(done.runs, 'run')} ({done.rows} rows, {done.labels} new labels) "
-            f"from {src.location} to {dst.location}"
+            f"copied {_count(done.runs, 'run')} ({done.new} new, {done.runs - done.new} merged; "
+            f"{done.rows} rows written, {done.kept} already in the target kept, "
+            f"{done.labels} new labels) from {src.location} to {dst.location}"
         )
+        for line in done.notes:
+            print(line)
 
 
 @store_app.command("check")
@@ -41,7 +48,8 @@ def store_check(
     store: str | None = STORE,
 ) -> None:
     """Verify the store: schema migrations applied, every row of every run readable, the SQLite
-    file's integrity. Exit 2 with one line per problem."""
+    file's integrity. Exit 2 with one line per problem: every corrupt row named (run, table,
+    key), at most 20 per run and a line counting the rest."""
     from ragjudge.store import open_store
     from ragjudge.store.maintain import check_store
     from ragjudge.store.sql import SqlRunStore
@@ -53,7 +61,7 @@ def store_check(
             typer.echo(line, err=True)
         print(
             f"{st.location}: schema {report.revision} (newest {report.head}), "
-            f"{_count(report.runs, 'run')}, {_count(len(report.problems), 'problem')}"
+            f"{_count(report.runs, 'run')}, {_count(report.found, 'problem')}"
         )
     if report.problems:
         raise typer.Exit(2)

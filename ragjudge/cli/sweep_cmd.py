@@ -275,19 +275,26 @@ def runs_export(
     ),
     store_url: str | None = STORE,
 ) -> None:
-    """Export a run as one row per (case, k): answers, judge scores and statuses, metrics.
-    The last line printed names what was written."""
+    """Export a run as one row per (case, k): answers, judge scores and statuses, metrics;
+    a column pair for every judge the run was configured with, empty where it stored nothing.
+    A run not finished is said on one line (``run R is interrupted: N of M judge results
+    stored``, on stderr); the last line printed names what was written."""
     from ragjudge.errors import ConfigError
     from ragjudge.home import home
     from ragjudge.store import open_store
-    from ragjudge.store.export import export_run
+    from ragjudge.store.export import export_view, progress
+    from ragjudge.store.view import RunView
 
     if out is not None and str(out) == "-":
         raise ConfigError("--out -: runs export writes a file, not stdout; give a file name")
     store = open_store(store_url, must_exist=store_url is not None)
     run_id = store.resolve(run)
     suffix = "" if fmt == "hf" else f".{fmt}"
-    path = export_run(store, run_id, fmt, out or home() / "exports" / f"{run_id}{suffix}")
+    view = RunView.read(store, run_id)
+    path = export_view(view, fmt, out or home() / "exports" / f"{run_id}{suffix}")
+    partial = progress(view)
+    if partial is not None:
+        typer.echo(partial, err=True)
     print(f"wrote {path}")
 
 

@@ -3,6 +3,13 @@
 Columns: ``run_id, case_id, k, item_id, answer, abstained, context_ids, generator,
 answer_error``, then per judge ``<judge>_score`` / ``<judge>_status``, and per retrieval metric
 its value; JSON Lines rows also carry ``evidence`` (judge -> the full ``JudgeResult`` as JSON).
+The judges are the run's as configured (its manifest) together with any judge holding a stored
+result, sorted, so every format has the same columns whatever the run stored: a judge without a
+result for an item (a run killed before it judged) has empty cells, never a missing column. A
+judge configured by import path gets its columns under the name its results carry, so only
+once it has one. ``progress`` is the line that says a run is not finished and how much of its
+judging is stored.
+
 Formats: ``parquet``, ``csv``, ``jsonl``, ``hf`` (a ``datasets.Dataset`` saved to a folder with
 ``save_to_disk``; load it back with ``datasets.load_from_disk``).
 """
@@ -13,6 +20,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ragjudge.adapters import is_import_path
 from ragjudge.errors import ConfigError
 from ragjudge.store.base import RunStore, item_id
 from ragjudge.store.view import RunView
@@ -20,11 +28,17 @@ from ragjudge.store.view import RunView
 FORMATS: tuple[str, ...] = ("parquet", "csv", "jsonl", "hf")
 
 
+def export_judges(view: RunView) -> list[str]:
+    """The judges an export has columns for (module docstring), sorted."""
+    configured = {j for j in view.configured_judges if not is_import_path(j)}
+    return sorted(configured | set(view.judges))
+
+
 def run_rows(view: RunView, *, evidence: bool = False) -> list[dict[str, Any]]:
     """The run as rows (see the module docstring), ordered by case then k."""
     keys = set(view.answers) | {(c, k) for _, k, c in view.results}
     keys |= {(c, k) for _, k, c in view.retrieval}
-    judges, metrics = view.judges, view.retrieval_metrics
+    judges, metrics = export_judges(view), view.retrieval_metrics
     out = []
     for case_id, k in sorted(keys):
         a = view.answers.get((case_id, k))
@@ -52,13 +66,34 @@ def run_rows(view: RunView, *, evidence: bool = False) -> list[dict[str, Any]]:
     return out
 
 
+def progress(view: RunView) -> str | None:
+    """``run R is interrupted: N of M judge results stored`` for a run not finished (None for a
+    finished one): M is every configured judge at every configured k for every stored test case
+    (the stored judges, ks and cases for a run stored without a sweep config)."""
+    if view.manifest is None or view.manifest.status == "finished":
+        return None
+    judges = view.configured_judges or view.judges
+    ks = view.configured_ks or {k for _, k in view.answers} | {k for _, k, _ in view.results}
+    cases = view.testcases or view.cases
+    expected = len(judges) * len(ks) * len(cases)
+    return (
+        f"run {view.run_id} is {view.manifest.status}: {len(view.results)} of {expected} "
+        "judge results stored"
+    )
+
+
 def export_run(store: RunStore, run_id: str, fmt: str, out: Path) -> Path:
     """Write the run to ``out`` in ``fmt``; returns the path written."""
+    return export_view(RunView.read(store, run_id), fmt, out)
+
+
+def export_view(view: RunView, fmt: str, out: Path) -> Path:
+    """Write the run read as ``view`` to ``out`` in ``fmt``; returns the path written."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    rows = run_rows(RunView.read(store, run_id), evidence=fmt == "jsonl")
+    rows = run_rows(view, evidence=fmt == "jsonl")
     if not rows:
-        raise ConfigError(f"run {run_id} has no rows to export yet")
+        raise ConfigError(f"run {view.run_id} has no rows to export yet")
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "jsonl":
         with out.open("w", encoding="utf-8") as fh:

@@ -13,6 +13,7 @@ import gc
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from ragjudge.schema import Answer, Ranking, RunManifest, RunModels, TestCase
 from ragjudge.store.base import RetrievalMetric, RunStore, StoredJudgeResult
@@ -105,6 +106,30 @@ class RunView:
     def judges(self) -> list[str]:
         """The judges with at least one stored result, sorted."""
         return sorted({j for j, _, _ in self.results})
+
+    @property
+    def configured_judges(self) -> list[str]:
+        """The judges the run was configured with (its manifest's sweep config:
+        ``judges.names``, then the criteria judges), each once, as given: an import path stays
+        one (its judge's name is known only once loaded). Empty for a run stored without a sweep
+        config."""
+        judges = self._config.get("judges")
+        if not isinstance(judges, dict):
+            return []
+        names = [str(n) for n in judges.get("names") or []]
+        return list(dict.fromkeys([*names, *map(str, judges.get("criteria") or {})]))
+
+    @property
+    def configured_ks(self) -> list[int]:
+        """The ks the run was configured with (its manifest's sweep config), sorted; empty for a
+        run stored without a sweep config."""
+        return sorted({int(k) for k in self._config.get("ks") or []})
+
+    @property
+    def _config(self) -> dict[str, Any]:
+        """The manifest's sweep config as stored (``config["full"]``; empty when none)."""
+        full = self.manifest.config.get("full") if self.manifest is not None else None
+        return full if isinstance(full, dict) else {}
 
     @property
     def retrieval_metrics(self) -> list[str]:
