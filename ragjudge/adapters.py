@@ -41,24 +41,32 @@ from ragjudge.schema import Answer, Document, Ranking, ScoredDoc, TestCase, Test
 T = TypeVar("T")
 
 
+def import_user_module(module_name: str, what: str) -> Any:
+    """The module ``module_name``, imported with the working directory importable (as for
+    ``python -m``); a module that is not there, or whose own code fails as it is imported (a
+    syntax error, an exception), is a ``ConfigError``: ``cannot import WHAT: ...``, naming the
+    file and line where it failed."""
+    cwd = str(Path.cwd())
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"cannot import {what}: {exc}") from None
+    except Exception as exc:  # the module's own code failed: say where, as for a bad input
+        at = f"{exc.filename}:{exc.lineno}" if isinstance(exc, SyntaxError) else raised_at(exc)
+        raise ConfigError(
+            f"cannot import {what}: {type(exc).__name__} at {at}: "
+            f"{getattr(exc, 'msg', None) or exc}"
+        ) from None
+
+
 def load_object(path: str) -> Any:
     """The object an import path ``package.module:attr`` (``attr`` may be dotted) names."""
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(f"{path!r} is not an import path: write 'package.module:object'")
-    cwd = str(Path.cwd())
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        obj: Any = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"cannot import {module_name!r} (from {path!r}): {exc}") from None
-    except Exception as exc:  # the module's own code failed: say where, as for a bad input
-        at = f"{exc.filename}:{exc.lineno}" if isinstance(exc, SyntaxError) else raised_at(exc)
-        raise ConfigError(
-            f"cannot import {module_name!r} (from {path!r}): {type(exc).__name__} at {at}: "
-            f"{getattr(exc, 'msg', None) or exc}"
-        ) from None
+    obj = import_user_module(module_name, f"{module_name!r} (from {path!r})")
     for part in attr.split("."):
         if not hasattr(obj, part):
             raise ConfigError(f"{path!r}: module {module_name!r} has no {attr!r}")

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ragjudge.errors import DataError
+from ragjudge.errors import ConfigError, DataError
 from ragjudge.judges.registry import JUDGE_NAMES
 from ragjudge.schema import Aggregate, JudgeInput, JudgeResult, SpendEstimate, TokenUsage
 
@@ -54,7 +54,12 @@ class EvaluationResult(BaseModel):
         return sum((r.usage for rs in self.results.values() for r in rs), TokenUsage())
 
     def worst(self, judge: str, n: int = 5) -> list[tuple[JudgeInput, JudgeResult]]:
-        """The ``n`` rows ``judge`` scored lowest, unscored rows (typed status) first."""
+        """The ``n`` rows ``judge`` scored lowest, unscored rows (typed status) first; a judge
+        the result does not have is a ``ConfigError`` naming those it has."""
+        if judge not in self.results:
+            raise ConfigError(
+                f"no judge {judge!r} in the result; it has: {', '.join(self.results)}"
+            )
         pairs = list(zip(self.items, self.results[judge], strict=True))
         return sorted(pairs, key=lambda p: -1.0 if p[1].score is None else p[1].score)[:n]
 
@@ -143,6 +148,8 @@ def build(
     from ragjudge.judges.base import conform
     from ragjudge.judges.registry import build_judges, default_backend
 
+    if isinstance(judges, str):  # one name, not its letters
+        judges = [judges]
     specs = list(judges) if judges is not None else list(DEFAULT_JUDGES)
     names = [s for s in specs if isinstance(s, str)]
     built = iter(
@@ -179,11 +186,21 @@ def evaluate(
     from ragjudge.sweep.stages import StageFailedError, judging_failure
 
     concurrency = resolve_concurrency(concurrency)
+    if concurrency < 1:
+        raise ConfigError(f"concurrency={concurrency}: at least 1 call in flight is needed")
     if min_coverage is None:
         coverage_floor()  # a bad floor is refused before any work, not after the calls are paid
+    elif not 0.0 <= min_coverage <= 1.0:  # NaN too
+        raise ConfigError(f"min_coverage={min_coverage!r} is not a share between 0 and 1")
     items = load_rows(data)
     chosen = backend or default_backend()
     built = build(judges, chosen, concurrency, options)
+    clash = sorted({j.name for j in built} & set(JudgeInput.model_fields))
+    if clash:  # to_pandas() would write the judge's scores over the rows' own column
+        raise ConfigError(
+            f"judge name {clash[0]!r} is also a field of the rows "
+            f"({', '.join(JudgeInput.model_fields)}): give the judge another name"
+        )
     run_sync(lambda: preflight_judges(built))
     preflight = run_sync(lambda: estimate_spend(built, items))
     results = run_sync(lambda: run_judges(built, items, concurrency=concurrency, progress=progress))

@@ -90,7 +90,9 @@ def register(app: typer.Typer) -> None:
             "--backend",
             help="offline | llm | ragas | cascade | a plugin's (default: llm if configured).",
         ),
-        output: Path | None = typer.Option(None, "--output", "-o", help="Result rows (JSONL)."),
+        output: Path | None = typer.Option(
+            None, "--output", "-o", help="Result rows, JSON Lines (a .jsonl file)."
+        ),
         json_summary: Path | None = typer.Option(None, "--json", help="Summary as JSON."),
         ledger: Path | None = typer.Option(
             None,
@@ -141,6 +143,11 @@ def register(app: typer.Typer) -> None:
         from ragjudge.schema import TokenUsage
         from ragjudge.stats import aggregate
 
+        if output is not None and output.suffix.lower() not in (".jsonl", ".ndjson"):
+            raise ConfigError(
+                f"--output {output}: the rows are written as JSON Lines; name the file .jsonl "
+                "(pandas.read_json(PATH, lines=True) reads it)"
+            )
         import_plugins(plugin)
         concurrency = resolve_concurrency(concurrency)
         coverage_floor()  # a bad floor is refused before any work, not after the calls are paid

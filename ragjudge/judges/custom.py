@@ -46,7 +46,7 @@ class FunctionJudge(JudgeBase):
         needs: Iterable[str] = ("answer", "contexts"),
         version: str | None = None,
     ) -> None:
-        wanted = set(needs)
+        wanted = {needs} if isinstance(needs, str) else set(needs)  # one need, not its letters
         unknown = wanted - NEEDS
         if unknown:
             raise ConfigError(

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import sys
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 from ragjudge.errors import ConfigError
@@ -177,14 +175,11 @@ def option_problem(
 
 
 def import_plugins(modules: list[str]) -> None:
-    """Import user modules that register their own judges (``--plugin``). The working
-    directory is importable, as it is for ``python -m``: a ``my_judges.py`` beside the data
-    needs no ``PYTHONPATH``."""
-    cwd = str(Path.cwd())
-    if modules and cwd not in sys.path:
-        sys.path.insert(0, cwd)
+    """Import user modules that register their own judges (``--plugin``;
+    ``ragjudge.adapters.import_user_module``: the working directory is importable, as it is for
+    ``python -m``, so a ``my_judges.py`` beside the data needs no ``PYTHONPATH``; a module that
+    fails to import is one ``ConfigError`` naming it and where)."""
+    from ragjudge.adapters import import_user_module
+
     for module in modules:
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            raise ConfigError(f"cannot import plugin {module!r}: {exc}") from exc
+        import_user_module(module, f"plugin {module!r}")

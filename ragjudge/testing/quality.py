@@ -74,6 +74,11 @@ def assert_quality(
     for arg, value in (("min", min), ("min_coverage", min_coverage)):
         if not 0.0 <= value <= 1.0:  # NaN fails too
             raise ValueError(f"assert_quality: {arg}={value!r} is not in [0, 1] (scores are)")
+    if not hasattr(result, "aggregates"):
+        raise TypeError(
+            "assert_quality: expected the result of ragjudge.evaluate (an EvaluationResult), "
+            f"got {type(result).__name__}"
+        )
     if judge not in result.aggregates:
         raise QualityGateError(
             f"no judge {judge!r} in the result; it has: {', '.join(result.aggregates)}"

@@ -54,7 +54,7 @@ class CriteriaJudge(LLMJudge):
         budget: ContextBudget | None = None,
     ) -> None:
         super().__init__(client, prompt=prompt, budget=budget)
-        wanted = set(needs) | {"answer"}
+        wanted = ({needs} if isinstance(needs, str) else set(needs)) | {"answer"}  # one need
         if wanted - NEEDS:
             raise ConfigError(
                 f"criteria judge {name!r}: unknown needs {sorted(wanted - NEEDS)}; "
