@@ -130,6 +130,9 @@ def test_dry_run_and_bad_plan_line(tmp_path: Path) -> None:
     out = run(["llm", "dry-run", str(plan), "--model", "gpt-4o-mini"])
     assert out.returncode == 0, out.stderr
     assert "calls 3, prompt tokens 3,018" in out.stdout and "$" in out.stdout
+    plan.write_bytes(b"\xef\xbb\xbf" + plan.read_bytes())  # saved by a Windows editor
+    out = run(["llm", "dry-run", str(plan), "--model", "gpt-4o-mini"])
+    assert out.returncode == 0 and "calls 3, prompt tokens 3,018" in out.stdout, out.stderr
     plan.write_text(json.dumps({"messages": msgs}) + "\n{oops\n")
     bad = run(["llm", "dry-run", str(plan)])
     assert bad.returncode == 2 and f"{plan}:2" in bad.stderr and "Traceback" not in bad.stderr

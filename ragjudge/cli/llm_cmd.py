@@ -203,6 +203,8 @@ def dry_run_cmd(
                 path=plan,
                 line=i,
             ) from None
+        if i == 1:
+            line = line.removeprefix("\ufeff")  # a byte-order mark, as the other readers allow
         if not line.strip():
             continue
         try:
