@@ -300,15 +300,19 @@ def runs_export(
 
 @runs_app.command("tag")
 def runs_tag(
-    run: str = typer.Argument(..., help="Run id, unique prefix or 'latest'."),
+    run: str = typer.Argument(
+        ..., help="Run id, unique prefix or 'latest' (the newest finished run)."
+    ),
     tag: str = typer.Argument(..., help="TAG or TAG=VALUE."),
     store_url: str | None = STORE,
 ) -> None:
-    """Tag a run (e.g. ``baseline``), for the regression report to find it."""
+    """Tag a run (e.g. ``baseline``), for the regression report to find it. ``latest`` is the
+    newest finished run, as for the report; without one, one line names the newest run and
+    its status (a run that did not finish is tagged by its id)."""
     from ragjudge.store import open_store
 
     store = open_store(store_url, must_exist=store_url is not None)
-    run_id = store.resolve(run)
+    run_id = store.resolve(run, finished=True)
     name, _, value = tag.partition("=")
     store.tag(run_id, name, value)
     print(f"tagged {run_id} with {tag}")

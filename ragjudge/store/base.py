@@ -23,7 +23,14 @@ web UI all rely on it):
   rows, ledger or manifest (``set_status`` too: a resume, a status change) drops it.
 - ``lease(run_id)`` holds the run's single-writer lease for a block: a second live writer gets
   ``RunLockedError`` naming the holder; a writer that dies (``kill -9``, a lost machine) loses
-  it, so its run can be resumed.
+  it, so its run can be resumed. A live writer can lose it too (PostgreSQL: the server restarted
+  and ended its session); it finds out before its next write to the run, and takes the lease
+  again if no one else did (the write goes on), else that write and every later one of the run
+  until the lease's block ends raise ``LeaseLostError`` and write nothing.
+- ``resolve("latest")`` is the newest run of any status (what ``sweep --resume latest``
+  continues); ``resolve("latest", finished=True)`` the newest finished run (what a report
+  compares and ``runs tag latest`` accepts), and without one a ``ConfigError`` naming the
+  newest run and its status.
 - ``location`` names the store in messages, with any password replaced by ``***``.
 """
 
@@ -154,6 +161,11 @@ class RunLockedError(RagjudgeError):
     """Another live process is writing this run."""
 
 
+class LeaseLostError(RunLockedError):
+    """This process lost its lease on a run while writing it (its database session ended) and
+    could not take it again: another process may be writing the run now, so this one stops."""
+
+
 @runtime_checkable
 class RunStore(Protocol):
     """Every run of a project: manifests, cases, rankings, answers, judge results, retrieval
@@ -201,8 +213,10 @@ class RunStore(Protocol):
         """Every run, oldest first."""
         ...
 
-    def resolve(self, ref: str) -> str:
-        """A run id from a full id, a unique prefix of one, or ``latest``."""
+    def resolve(self, ref: str, *, finished: bool = False) -> str:
+        """A run id from a full id, a unique prefix of one, or ``latest``: the newest run, or
+        with ``finished`` the newest finished one (``ConfigError`` naming the newest run and
+        its status when none finished)."""
         ...
 
     def tag(self, run_id: str, tag: str, value: str = "") -> None:

@@ -7,7 +7,10 @@ readers never blocked under WAL); an existing key is replaced (``INSERT .. ON CO
 UPDATE``, the construct both dialects offer). On PostgreSQL a lost connection (the server
 restarted) is retried with backoff (``tenacity``, at most ``RETRIES`` attempts over about 30 s),
 which is safe because every batch is idempotent; after that one line says the server stopped
-answering and that the run resumes from its last whole batch.
+answering and that the run resumes from its last whole batch. A write to a run whose lease was
+taken through this store checks the lease first (``Leases.check``), inside the retried attempt:
+a writer whose lease was lost (the restart ended its session) takes it again, or stops with
+``LeaseLostError`` before it writes.
 
 Errors are one line naming the store: a full disk (``StoreFullError``: nothing stored is lost),
 a lock held past the busy timeout (``StoreLockedError``), a corrupt file, and a row that does
@@ -103,6 +106,13 @@ class Leases:
         """The runs among ``run_ids`` whose writer is alive (``list_runs``: one question)."""
         return {r for r in run_ids if self.writer_alive(r)}
 
+    def check(self, run_ids: Iterable[str]) -> None:
+        """Called before every write to ``run_ids``: each lease among them held through this
+        object is still held, or is taken again when it was lost and no one else took it; else
+        ``LeaseLostError`` (and again on every later call while the lease is held). A run not
+        leased here is not checked. This base: a lease lasts as long as its process (a
+        ``flock``), so there is nothing to check."""
+
 
 class SqlRunStore:
     """A ``RunStore`` (``ragjudge.store.base``) on a SQLAlchemy engine."""
@@ -196,8 +206,11 @@ class SqlRunStore:
             and getattr(exc.orig, "sqlstate", None) != "53100"
         )
 
-    def _run(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
-        """``fn`` in one transaction. On SQLite a write waiting for another writer says so once
+    def _run(
+        self, fn: Callable[[sa.Connection], T], *, write: bool, runs: Collection[str] = ()
+    ) -> T:
+        """``fn`` in one transaction; a write names the ``runs`` it writes (their leases are
+        checked: ``_attempt``). On SQLite a write waiting for another writer says so once
         (``StoreWaitWarning``) and waits up to ``busy_timeout`` in all, in slices of the
         driver's own timeout (``open_store`` sets it to one second)."""
         if write and self._read_only:
@@ -206,7 +219,7 @@ class SqlRunStore:
         warned = False
         while True:
             try:
-                return self._attempt(fn, write=write)
+                return self._attempt(fn, write=write, runs=runs)
             except sa.exc.OperationalError as exc:
                 if self.file is None or "locked" not in str(exc.orig):
                     raise self.error(exc) from None
@@ -224,7 +237,13 @@ class SqlRunStore:
             except (SQLAlchemyError, OSError) as exc:
                 raise self.error(exc) from None
 
-    def _attempt(self, fn: Callable[[sa.Connection], T], *, write: bool) -> T:
+    def _attempt(
+        self, fn: Callable[[sa.Connection], T], *, write: bool, runs: Collection[str]
+    ) -> T:
+        """``fn`` in one transaction, retried on a lost server connection. A write checks the
+        leases of ``runs`` after its own connection is open and before its first statement: a
+        server restart after the check ends that connection too (the attempt fails, and the
+        next one checks again), so a write commits only while its run's lease is held."""
         retry = Retrying(
             stop=stop_after_attempt(RETRIES),
             wait=wait_exponential(multiplier=0.5, max=10),
@@ -235,11 +254,14 @@ class SqlRunStore:
             with attempt, self._engine.connect() as conn:
                 conn.execution_options(ragjudge_write=write)
                 with conn.begin():
+                    if write:
+                        self._leases.check(runs)
                     return fn(conn)
         raise AssertionError("unreachable: Retrying reraises")  # pragma: no cover
 
-    def _write(self, fn: Callable[[sa.Connection], T]) -> T:
-        return self._run(fn, write=True)
+    def _write(self, runs: Collection[str], fn: Callable[[sa.Connection], T]) -> T:
+        """``fn`` in one write transaction to the runs ``runs``."""
+        return self._run(fn, write=True, runs=runs)
 
     def _read(self, fn: Callable[[sa.Connection], T]) -> T:
         return self._run(fn, write=False)
@@ -251,13 +273,14 @@ class SqlRunStore:
         if not rows:
             return
         stmt = _upsert_of(self.dialect, table)
+        runs = {r["run_id"] for r in rows}
 
         def upsert(conn: sa.Connection) -> None:
             conn.execute(stmt, rows)
             if table.name in _COUNTED or table is t.cases:
-                _drop_summaries(conn, {r["run_id"] for r in rows})
+                _drop_summaries(conn, runs)
 
-        self._write(upsert)
+        self._write(runs, upsert)
 
     def _parse(self, model: type[M], raw: str, run_id: str, table: str, key: str) -> M:
         return parse_row(model, raw, RowSource(self.location, run_id), table, key)
@@ -274,7 +297,7 @@ class SqlRunStore:
             conn.execute(t.runs.insert(), _run_row(manifest))
             _write_tags(conn, manifest)
 
-        self._write(create)
+        self._write([manifest.run_id], create)
 
     def update_manifest(self, manifest: RunManifest) -> None:
         def update(conn: sa.Connection) -> None:
@@ -283,7 +306,7 @@ class SqlRunStore:
             _write_tags(conn, manifest)
             _drop_summaries(conn, {manifest.run_id})
 
-        self._write(update)
+        self._write([manifest.run_id], update)
 
     def set_status(self, run_id: str, status: str, *, finished: bool = False) -> RunManifest:
         data = self.manifest(run_id).model_dump()
@@ -325,16 +348,11 @@ class SqlRunStore:
         """Every run, oldest first (ties by run id)."""
         return self._manifests(sa.true(), (lambda m: m.started_at, lambda m: m.run_id))
 
-    def resolve(self, ref: str) -> str:
+    def resolve(self, ref: str, *, finished: bool = False) -> str:
+        """``RunStore.resolve``; ``latest`` is the run started last (ties: the greatest run
+        id), of any status, or with ``finished`` of those stored as finished."""
         if ref == "latest":
-            rows = self._rows(
-                sa.select(t.runs.c.run_id)
-                .order_by(t.runs.c.started_at.desc(), t.runs.c.run_id.desc())
-                .limit(1)
-            )
-            if not rows:
-                raise ConfigError(f"the run store {self.location} has no runs yet")
-            return str(rows[0][0])
+            return self._latest(finished=finished)
         ids = [
             r[0]
             for r in self._rows(
@@ -349,6 +367,26 @@ class SqlRunStore:
             raise ConfigError(f"run reference {ref!r} is ambiguous: {', '.join(sorted(ids)[:5])}")
         self.manifest(ref)  # raises with the known runs listed
         return ref
+
+    def _latest(self, *, finished: bool) -> str:
+        """The ``latest`` of ``resolve``; a ``ConfigError`` for an empty store, and with
+        ``finished`` one naming the newest run and its status when none finished."""
+        runs = t.runs
+        stmt = sa.select(runs.c.run_id).order_by(runs.c.started_at.desc(), runs.c.run_id.desc())
+        if finished:
+            stmt = stmt.where(runs.c.status == "finished")
+        rows = self._rows(stmt.limit(1))
+        if rows:
+            return str(rows[0][0])
+        every = self.list_runs()
+        if not every:
+            raise ConfigError(f"the run store {self.location} has no runs yet")
+        newest = every[-1]
+        raise ConfigError(
+            f"no finished run in {self.location} (latest is the newest finished run; the newest "
+            f"run, {newest.run_id}, is {newest.status}): name a run by its id to use one that "
+            "did not finish"
+        )
 
     def tag(self, run_id: str, tag: str, value: str = "") -> None:
         """A blank tag is a ``ConfigError``: nothing could find it."""
@@ -368,7 +406,7 @@ class SqlRunStore:
                 conn.execute(table.delete().where(table.c.run_id == run_id))
             conn.execute(t.runs.delete().where(t.runs.c.run_id == run_id))
 
-        self._write(delete)
+        self._write([run_id], delete)
 
     # ------------------------------------------------------------------ items
 
@@ -510,7 +548,7 @@ class SqlRunStore:
             )
             _drop_summaries(conn, {run_id})
 
-        self._write(append)
+        self._write([run_id], append)
 
     def ledger(self, run_id: str) -> list[LedgerEntry]:
         rows = self._rows(
@@ -672,7 +710,7 @@ class SqlRunStore:
                 for row in rows
             ]
 
-        return self._write(add) if rows else []
+        return self._write({r["run_id"] for r in rows}, add) if rows else []
 
     def labels(
         self, run_id: str, *, case_id: str | None = None, judge: str | None = None
