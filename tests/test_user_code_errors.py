@@ -305,6 +305,9 @@ def test_cli_a_raising_retriever_on_ray_is_the_same_one_line(
     (not Ray's report of the worker's traceback) and stores the run as failed."""
     ray = pytest.importorskip("ray", reason="the ray extra is not installed")
     monkeypatch.setenv("PARTS_BROKEN", "search")
+    # A Ray session another test left running has workers on that test's sys.path, without
+    # this test's parts module: the sweep starts its own local Ray, as a command does.
+    ray.shutdown()
     try:
         code, err = sweep_cli(
             parts, capsys, "--executor", "ray", "--workers", "1", retriever="searcher"
