@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 
 def run(*args: str, cwd) -> subprocess.CompletedProcess[str]:
@@ -14,6 +15,19 @@ def run(*args: str, cwd) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def offline_config(folder: Path, *, limit: int, judge: str, ks: str) -> Path:
+    """``folder/sweep.yaml``: the bundled demo's first ``limit`` cases, BM25, one offline
+    ``judge``, ``ks`` (a YAML list)."""
+    from ragjudge.resources import demo_dir
+
+    cfg = folder / "sweep.yaml"
+    cfg.write_text(
+        f"dataset: {{path: {demo_dir()}, split: test, limit: {limit}}}\n"
+        f"retriever: {{kind: bm25}}\njudges: {{names: [{judge}], backend: offline}}\nks: {ks}\n"
+    )
+    return cfg
 
 
 def test_unknown_keys_and_bad_k_exit_2_without_traceback(tmp_path):
@@ -65,16 +79,11 @@ def test_a_sweep_without_out_writes_nothing_into_the_working_directory(tmp_path)
     import os
     from pathlib import Path
 
-    from ragjudge.resources import demo_dir
     from ragjudge.store import open_store
 
     work = tmp_path / "work"
     work.mkdir()
-    cfg = tmp_path / "sweep.yaml"
-    cfg.write_text(
-        f"dataset: {{path: {demo_dir()}, split: test, limit: 3}}\nretriever: {{kind: bm25}}\n"
-        "judges: {names: [context_recall], backend: offline}\nks: [1, 2]\n"
-    )
+    cfg = offline_config(tmp_path, limit=3, judge="context_recall", ks="[1, 2]")
     res = run("sweep", "--config", str(cfg), cwd=work)
     assert res.returncode == 0, res.stderr
     assert sorted(os.listdir(work)) == []
@@ -90,14 +99,9 @@ def test_a_sweep_without_out_writes_nothing_into_the_working_directory(tmp_path)
 
 def test_resume_and_new_together_are_refused(tmp_path):
     """``--resume RUN --new`` resumed the run and ignored ``--new`` without a word."""
-    from ragjudge.resources import demo_dir
     from ragjudge.store import open_store
 
-    cfg = tmp_path / "sweep.yaml"
-    cfg.write_text(
-        f"dataset: {{path: {demo_dir()}, split: test, limit: 2}}\nretriever: {{kind: bm25}}\n"
-        "judges: {names: [context_precision], backend: offline}\nks: [1]\n"
-    )
+    cfg = offline_config(tmp_path, limit=2, judge="context_precision", ks="[1]")
     first = run("sweep", "--config", str(cfg), cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     res = run("sweep", "--config", str(cfg), "--resume", "latest", "--new", cwd=tmp_path)

@@ -17,11 +17,21 @@ backend ``custom``). Anything else is a ``ConfigError`` naming what is missing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal, cast
 
 from ragjudge.errors import ConfigError
 from ragjudge.protocols import Judge, PrefixJudge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus, TokenUsage
+
+NEEDS = frozenset({"answer", "contexts", "reference"})
+"""What a judge of one's own may declare it reads (``needs``)."""
+
+
+def needs_of(needs: str | Iterable[str]) -> set[str]:
+    """The set ``needs`` declares: one name given as a string is that name, not its letters."""
+    return {needs} if isinstance(needs, str) else set(needs)
+
 
 ResultBackend = Literal["offline", "llm", "ragas", "custom"]
 RESULT_BACKENDS: tuple[ResultBackend, ...] = ("offline", "llm", "ragas", "custom")

@@ -25,11 +25,10 @@ from typing import Any
 
 from ragjudge.adapters import source_version
 from ragjudge.errors import ConfigError
-from ragjudge.judges.base import JudgeBase
+from ragjudge.judges.base import NEEDS, JudgeBase, needs_of
 from ragjudge.judges.registry import register_judge
 from ragjudge.schema import Evidence, JudgeInput, JudgeResult, JudgeStatus
 
-NEEDS = frozenset({"answer", "contexts", "reference"})
 _FIELDS = ("question", "answer", "contexts", "reference", "context_ids", "id", "item")
 
 
@@ -46,7 +45,7 @@ class FunctionJudge(JudgeBase):
         needs: Iterable[str] = ("answer", "contexts"),
         version: str | None = None,
     ) -> None:
-        wanted = {needs} if isinstance(needs, str) else set(needs)  # one need, not its letters
+        wanted = needs_of(needs)
         unknown = wanted - NEEDS
         if unknown:
             raise ConfigError(

@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from typing import Literal
 
 from ragjudge.errors import ConfigError
+from ragjudge.judges.base import NEEDS, needs_of
 from ragjudge.judges.llm.base import LLMJudge, StructuredClient
 from ragjudge.judges.llm.schemas import CriteriaOut
 from ragjudge.prompts import ContextBudget
@@ -33,7 +34,6 @@ _AS_VERDICT: dict[str, Literal["supported", "partial", "unsupported"]] = {
     "partly": "partial",
     "no": "unsupported",
 }
-NEEDS = frozenset({"answer", "contexts", "reference"})
 
 
 def _norm(text: str) -> str:
@@ -54,7 +54,7 @@ class CriteriaJudge(LLMJudge):
         budget: ContextBudget | None = None,
     ) -> None:
         super().__init__(client, prompt=prompt, budget=budget)
-        wanted = ({needs} if isinstance(needs, str) else set(needs)) | {"answer"}  # one need
+        wanted = needs_of(needs) | {"answer"}
         if wanted - NEEDS:
             raise ConfigError(
                 f"criteria judge {name!r}: unknown needs {sorted(wanted - NEEDS)}; "
